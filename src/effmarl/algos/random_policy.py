@@ -1,0 +1,33 @@
+"""A uniform random policy: the reward floor that learning algorithms must beat, and the walking
+skeleton of the training loop (env-step phases, per-episode metrics, provenance)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from effmarl.envs import make_env
+from effmarl.profiling.phases import PhaseTimer
+from effmarl.runs import RunDir
+
+
+def run(cfg: dict, rundir: RunDir) -> None:
+    env = make_env(cfg["env"])
+    spec = env.spec
+    rng = np.random.default_rng(cfg["seed"])
+    timer = PhaseTimer()
+    metrics, phases = [], []
+    for episode in range(cfg["budget"]["episodes"]):
+        step = env.reset(seed=cfg["seed"] * 100_003 + episode)
+        returns = np.zeros(spec.n_agents)
+        while not step.done.all():
+            with timer.phase("action_selection"):
+                actions = np.stack([rng.integers(0, n, size=env.num_envs) for n in spec.n_actions], axis=1)
+            with timer.phase("env_step"):
+                step = env.step(actions)
+            returns += step.rewards.sum(axis=0)
+        metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret)}
+                    for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
+        phases += timer.snapshot(episode=episode)
+    env.close()
+    rundir.write_table("metrics", metrics)
+    rundir.write_table("phases", phases)

@@ -1,0 +1,6 @@
+"""One module per figure; each exposes `CAPTION` and
+`make(inputs: list[str]) -> (matplotlib Figure, the run table it shows, for the footer naming its runs)`."""
+
+FIGURES = {
+    "skeleton_returns": "effmarl.analysis.figures.skeleton_returns",
+}

@@ -1,0 +1,5 @@
+"""One module per table; each exposes `make(inputs: list[str]) -> pandas.DataFrame` and `CAPTION`."""
+
+TABLES = {
+    "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
+}

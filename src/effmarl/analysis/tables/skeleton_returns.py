@@ -1,0 +1,18 @@
+"""Walking-skeleton table: mean and spread of the random policy's team returns, per N and team."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.figures.skeleton_returns import team_returns
+
+CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."
+
+
+def make(inputs: list[str]) -> pd.DataFrame:
+    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    data = team_returns(summary)
+    table = (data.groupby(["cfg.env.n_agents", "team"])["return"]
+             .agg(mean="mean", std="std", episodes="count").reset_index()
+             .rename(columns={"cfg.env.n_agents": "N"}))
+    return table.round(3)

@@ -1,0 +1,163 @@
+"""The `effmarl` command line: train, aggregate, figure, table, validate, env-info."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+
+from effmarl.config import ConfigError
+
+
+def _cmd_train(args) -> int:
+    from effmarl.config import load_run_config
+
+    cfg = load_run_config(args.config)  # validated before anything heavy is imported or run
+    for override in args.set or []:
+        _apply_override(cfg, override)
+    if args.set:
+        from effmarl.config import validate
+
+        validate(cfg, part="run", source=f"{args.config} with --set")
+    from effmarl.train import train
+
+    rundir = train(cfg, args.out)
+    print(f"run finished: {rundir.path}")
+    return 0
+
+
+def _apply_override(cfg: dict, override: str) -> None:
+    import yaml
+
+    from effmarl.config import set_dotted
+
+    if "=" not in override:
+        raise ConfigError([f"--set {override!r}: expected KEY=VALUE, e.g. env.n_agents=6"], "command line")
+    key, value = override.split("=", 1)
+    set_dotted(cfg, key, yaml.safe_load(value))
+
+
+def _cmd_validate(args) -> int:
+    from effmarl.config import expand_all, load_yaml, validate
+
+    for path in args.configs:
+        raw = load_yaml(path)
+        if args.run:
+            validate(raw, part="run", source=path)
+            print(f"{path}: valid run configuration")
+        else:
+            runs = expand_all(validate(raw, source=path))
+            total = sum(len(r) for r in runs.values())
+            print(f"{path}: valid profile, {total} runs in {len(runs)} studies "
+                  f"({', '.join(f'{s}: {len(r)}' for s, r in runs.items())})")
+    return 0
+
+
+def _cmd_aggregate(args) -> int:
+    from effmarl import io
+    from effmarl.analysis.aggregate import aggregate
+
+    io.write_parquet(args.out, aggregate(args.tables))
+    return 0
+
+
+def _load_entry(registry: dict, name: str, kind: str):
+    if name not in registry:
+        raise ConfigError([f"unknown {kind} {name!r}; known: {', '.join(sorted(registry))}"], f"effmarl {kind}")
+    return importlib.import_module(registry[name])
+
+
+def _cmd_figure(args) -> int:
+    from effmarl.analysis.common import save_figure
+    from effmarl.analysis.figures import FIGURES
+
+    module = _load_entry(FIGURES, args.name, "figure")
+    fig, shown = module.make(args.inputs)
+    for path in save_figure(fig, args.out, args.inputs, shown):
+        print(path)
+    return 0
+
+
+def _cmd_table(args) -> int:
+    from effmarl.analysis.common import save_table
+    from effmarl.analysis.tables import TABLES
+
+    module = _load_entry(TABLES, args.name, "table")
+    for path in save_table(module.make(args.inputs), args.out, args.inputs):
+        print(path)
+    return 0
+
+
+def _cmd_env_info(args) -> int:
+    from effmarl.profiling.tools import probe_all
+    from effmarl.provenance import environment
+
+    info = environment()
+    info["counters"] = probe_all()
+    if args.json:
+        print(json.dumps(info, indent=2, sort_keys=True))
+        return 0
+    hw = info["hardware"]
+    lines = [
+        f"effmarl {info['effmarl_version']} on Python {info['python']} ({info['python_executable']})",
+        f"git: {info['git']['commit'] or 'unknown'}" + (" (dirty)" if info["git"]["dirty"] else ""),
+        f"container: {'yes' if info['in_container'] else 'no'}",
+        f"CPU: {hw['cpu_model']}, {hw['usable_cores']} usable of {hw['logical_cores']} logical cores, "
+        f"{hw['memory_gib']} GiB memory, {hw['machine']}, {hw['system']}",
+        f"GPU: {', '.join(hw['gpus']) + ' (CUDA ' + str(hw['cuda']) + ')' if hw['gpus'] else 'none'}",
+        "packages: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in info["packages"].items()),
+        "counter sources:",
+    ]
+    for name, probe in info["counters"].items():
+        state = "usable" if probe["available"] else f"unavailable — {probe['reason']}"
+        lines.append(f"  {name}: {state}")
+    print("\n".join(lines))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="effmarl", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="run one training run from a run configuration")
+    p.add_argument("--config", required=True, help="run configuration (YAML, schema $defs/run)")
+    p.add_argument("--out", required=True, help="output directory, e.g. results/<study>/<run_id>")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. seed=3")
+    p.set_defaults(func=_cmd_train)
+
+    p = sub.add_parser("validate", help="check profiles (configs/*.yaml) or run configurations")
+    p.add_argument("configs", nargs="+")
+    p.add_argument("--run", action="store_true", help="the files are run configurations, not profiles")
+    p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("aggregate", help="concatenate one table of many runs into a tidy study table")
+    p.add_argument("tables", nargs="+", help="results/<study>/<run_id>/<table>.parquet files")
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_cmd_aggregate)
+
+    for name, func, what in (("figure", _cmd_figure, "PDF + PNG"), ("table", _cmd_table, "CSV + Markdown")):
+        p = sub.add_parser(name, help=f"make one {name} ({what}) from study tables")
+        p.add_argument("name", help=f"which {name}")
+        p.add_argument("inputs", nargs="+", help="input tables (e.g. results/<study>/summary.parquet)")
+        p.add_argument("--out", required=True, help="output path without extension")
+        p.set_defaults(func=func)
+
+    p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_env_info)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except ConfigError as exc:
+        for line in exc.lines:
+            print(f"effmarl: {exc.source}: {line}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

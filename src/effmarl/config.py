@@ -1,0 +1,151 @@
+"""Configuration: one JSON schema (workflow/schemas/config.schema.yaml) for workflow profiles and runs.
+
+Validation fills the schema's defaults in place, so the schema is the one place defaults live, and
+reports every problem as one line naming the field and what is allowed, before any compute starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+
+class ConfigError(ValueError):
+    """A configuration that does not satisfy the schema; `lines` holds one message per problem."""
+
+    def __init__(self, lines: list[str], source: str = "config"):
+        self.lines = lines
+        self.source = source
+        super().__init__("\n".join(f"{source}: {line}" for line in lines))
+
+
+@cache
+def schema() -> dict:
+    text = resources.files("effmarl").joinpath("schemas/config.schema.yaml").read_text()
+    return yaml.safe_load(text)
+
+
+def _validator_with_defaults():
+    """A Draft 2020-12 validator that also writes each property's `default` into the instance."""
+    base = jsonschema.Draft202012Validator
+    validate_properties = base.VALIDATORS["properties"]
+
+    def set_defaults(validator, properties, instance, subschema):
+        if isinstance(instance, dict):
+            for name, prop in properties.items():
+                if "default" in prop and name not in instance:
+                    instance[name] = copy.deepcopy(prop["default"])
+        yield from validate_properties(validator, properties, instance, subschema)
+
+    return jsonschema.validators.extend(base, {"properties": set_defaults})
+
+
+def _field(path) -> str:
+    return ".".join(str(p) for p in path) or "(top level)"
+
+
+def _describe(error: jsonschema.ValidationError) -> str:
+    kind, subschema = error.validator, error.schema
+    if kind == "additionalProperties" and isinstance(error.instance, dict):
+        allowed = sorted(subschema.get("properties", {}))
+        extra = sorted(set(error.instance) - set(allowed))
+        where = _field(error.absolute_path)
+        return f"field '{where}': unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {', '.join(allowed)}"
+    if kind == "required":
+        missing = error.message.split("'")[1] if "'" in error.message else error.message
+        return f"field '{_field([*error.absolute_path, missing])}': required but missing"
+    if kind == "enum":
+        return (
+            f"field '{_field(error.absolute_path)}': {error.instance!r} is not allowed; "
+            f"allowed values: {', '.join(map(repr, subschema['enum']))}"
+        )
+    if kind == "const":
+        return f"field '{_field(error.absolute_path)}': must be {subschema['const']!r}, got {error.instance!r}"
+    return f"field '{_field(error.absolute_path)}': {error.message}"
+
+
+def validate(instance: dict, *, part: str = "workflow", source: str = "config") -> dict:
+    """Validate `instance` (filling defaults in place) against the whole schema or one of its $defs.
+
+    part: "workflow" for a profile (configs/*.yaml), or a $defs name such as "run".
+    """
+    full = schema()
+    target = full if part == "workflow" else {"$ref": f"#/$defs/{part}", "$defs": full["$defs"]}
+    if not isinstance(instance, dict):
+        raise ConfigError([f"the {part} configuration must be a mapping, got {type(instance).__name__}"], source)
+    validator = _validator_with_defaults()(target)
+    errors = sorted(validator.iter_errors(instance), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    lines = list(dict.fromkeys(_describe(e) for e in errors))
+    if lines:
+        raise ConfigError(lines, source)
+    return instance
+
+
+def load_yaml(path: str | Path) -> Any:
+    path = Path(path)
+    try:
+        return yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError([f"no such file: {path}"], str(path)) from None
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"not valid YAML: {' '.join(str(exc).split())}"], str(path)) from None
+
+
+def load_run_config(path: str | Path) -> dict:
+    """Read and validate one run's configuration file."""
+    return validate(load_yaml(path), part="run", source=str(path))
+
+
+def config_hash(cfg: dict) -> str:
+    """A short, stable hash of a configuration (key order does not matter)."""
+    canonical = json.dumps(cfg, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:12]
+
+
+def set_dotted(cfg: dict, dotted: str, value: Any) -> None:
+    *parents, leaf = dotted.split(".")
+    node = cfg
+    for key in parents:
+        node = node.setdefault(key, {})
+        if not isinstance(node, dict):
+            raise ConfigError([f"field '{dotted}': '{key}' is not a mapping"])
+    node[leaf] = copy.deepcopy(value)
+
+
+def run_id(point: dict[str, Any]) -> str:
+    """A readable run id from grid values, e.g. {"env.n_agents": 3, "seed": 0} -> "n_agents-3_seed-0"."""
+    if not point:
+        return "run"
+    return "_".join(f"{key.split('.')[-1]}-{value}" for key, value in point.items())
+
+
+def expand_study(name: str, study: dict, profile: str) -> dict[str, dict]:
+    """All runs of one study as {run_id: validated run config}, in grid order."""
+    grid = study.get("grid", {})
+    runs: dict[str, dict] = {}
+    for values in itertools.product(*grid.values()):
+        point = dict(zip(grid, values, strict=True))
+        cfg = copy.deepcopy(study["base"])
+        cfg["study"], cfg["profile"] = name, profile
+        for key, value in point.items():
+            set_dotted(cfg, key, value)
+        rid = run_id(point)
+        runs[rid] = validate(cfg, part="run", source=f"studies.{name} run {rid}")
+    return runs
+
+
+def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
+    """Every study's runs, validated: {study: {run_id: run config}}."""
+    return {
+        name: expand_study(name, study, workflow_cfg["profile"])
+        for name, study in workflow_cfg["studies"].items()
+    }

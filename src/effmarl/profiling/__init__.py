@@ -1,0 +1,1 @@
+"""Phase timers and counter collectors."""

@@ -1,0 +1,116 @@
+"""Provenance: what produced an output — code version, configuration, packages, hardware, seed, time."""
+
+from __future__ import annotations
+
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+from effmarl import __version__
+from effmarl.config import config_hash
+
+# The packages whose versions decide a result; recorded beside every output.
+TRACKED_PACKAGES = [
+    "effmarl", "torch", "numpy", "pandas", "pyarrow", "jax", "jaxlib", "jaxmarl", "mpe2", "pettingzoo",
+    "snakemake", "matplotlib", "seaborn", "jsonschema", "PyYAML",
+]
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {}
+    for name in TRACKED_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def git_state() -> dict:
+    """Commit and dirty flag of the checkout the code runs from (or EFFMARL_GIT_COMMIT, set in the image)."""
+    source = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "-C", str(source), "rev-parse", "HEAD"], capture_output=True,
+                                text=True, check=True, timeout=10).stdout.strip()
+        status = subprocess.run(["git", "-C", str(source), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, check=True, timeout=10).stdout
+        return {"commit": commit, "dirty": bool(status.strip()), "source": "git"}
+    except (OSError, subprocess.SubprocessError):
+        pass
+    if os.environ.get("EFFMARL_GIT_COMMIT"):
+        return {"commit": os.environ["EFFMARL_GIT_COMMIT"], "dirty": None, "source": "EFFMARL_GIT_COMMIT"}
+    return {"commit": None, "dirty": None, "source": "unknown: not a git checkout and EFFMARL_GIT_COMMIT unset"}
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def _memory_gib() -> float | None:
+    try:
+        return round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def hardware() -> dict:
+    import torch
+
+    gpus = []
+    if torch.cuda.is_available():
+        gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return {
+        "machine": platform.machine(),
+        "system": f"{platform.system()} {platform.release()}",
+        "cpu_model": _cpu_model(),
+        "logical_cores": os.cpu_count(),
+        "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "memory_gib": _memory_gib(),
+        "gpus": gpus,
+        "cuda": torch.version.cuda if gpus else None,
+        "torch_threads": torch.get_num_threads(),
+    }
+
+
+def environment() -> dict:
+    """Everything about where a result is produced, without the run-specific parts."""
+    return {
+        "effmarl_version": __version__,
+        "python": sys.version.split()[0],
+        "python_executable": sys.executable,
+        "packages": package_versions(),
+        "hardware": hardware(),
+        "git": git_state(),
+        "in_container": Path("/.dockerenv").exists() or bool(os.environ.get("EFFMARL_CONTAINER")),
+    }
+
+
+def record(config: dict | None = None, *, started_at: str | None = None, seed: int | None = None,
+           inputs: list[str] | None = None, extra: dict | None = None) -> dict:
+    """The provenance record written beside an output."""
+    rec = environment()
+    rec.update({
+        "command": sys.argv,
+        "started_at": started_at,
+        "finished_at": utc_now(),
+        "seed": seed if seed is not None else (config or {}).get("seed"),
+        "config": config,
+        "config_hash": config_hash(config) if config is not None else None,
+        "inputs": inputs or [],
+    })
+    rec.update(extra or {})
+    return rec

@@ -1,0 +1,50 @@
+# Generic rules for every study: write each run's configuration, train it, aggregate its tables.
+import yaml
+
+from effmarl import io
+
+
+wildcard_constraints:
+    study="[a-z][a-z0-9_]*",
+    run_id="[^/]+",
+    table="[a-z_]+",
+
+
+localrules:
+    run_config,
+
+
+rule run_config:
+    """The resolved configuration of one run; it changes (and so re-runs training) when the profile does."""
+    output:
+        f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
+    params:
+        cfg=lambda wc: RUNS[wc.study][wc.run_id],
+    run:
+        io.write_text(output[0], yaml.safe_dump(params.cfg, sort_keys=True))
+
+
+rule train:
+    """One training run; provenance.json is written last and marks it complete."""
+    input:
+        f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
+    output:
+        metrics=f"{RESULTS}/{{study}}/{{run_id}}/metrics.parquet",
+        phases=f"{RESULTS}/{{study}}/{{run_id}}/phases.parquet",
+        provenance=f"{RESULTS}/{{study}}/{{run_id}}/provenance.json",
+    log:
+        f"{RESULTS}/{{study}}/{{run_id}}/train.log",
+    threads: 1
+    shell:
+        "effmarl train --config {input} --out $(dirname {output.metrics}) --set threads={threads} > {log} 2>&1"
+
+
+rule aggregate:
+    """One tidy table per study and run table (metrics, phases, ...), with run config columns."""
+    input:
+        tables=lambda wc: run_files(wc.study, f"{wc.table}.parquet"),
+        provenance=lambda wc: run_files(wc.study, "provenance.json"),
+    output:
+        f"{RESULTS}/{{study}}/{{table}}.summary.parquet",
+    shell:
+        "effmarl aggregate {input.tables} --out {output}"
