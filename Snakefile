@@ -1,8 +1,10 @@
 # effmarl workflow: configs/*.yaml -> runs -> tidy study tables -> figures and tables.
 # `snakemake --cores all` runs configs/default.yaml; choose another profile with --configfile.
+import sys
+
 from snakemake.utils import min_version, validate
 
-from effmarl.config import expand_all
+from effmarl.config import ConfigError, expand_all
 
 min_version("9.0")
 
@@ -15,7 +17,11 @@ if not workflow.overwrite_configfiles:
 
 
 validate(config, "workflow/schemas/config.schema.yaml")
-RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
+try:
+    RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
+except ConfigError as error:  # one line per problem, naming the field; no job starts
+    print(str(error), file=sys.stderr)
+    sys.exit(1)
 RESULTS = config["results_dir"]
 FIGURES = config["figures_dir"]
 
@@ -27,5 +33,20 @@ include: "workflow/rules/skeleton.smk"
 
 rule all:
     input:
-        study_targets(),
+        f"{FIGURES}/index.md",
     default_target: True
+
+
+rule figure_index:
+    """figures/index.md (+ .json): every figure and table with its caption and the runs it shows."""
+    input:
+        study_targets(),
+    output:
+        f"{FIGURES}/index.md",
+        f"{FIGURES}/index.json",
+    params:
+        stem=output_stem,
+    log:
+        f"{FIGURES}/logs/index.log",
+    shell:
+        "effmarl index {input} --out {params.stem} > {log} 2>&1"

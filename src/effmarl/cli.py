@@ -1,4 +1,4 @@
-"""The `effmarl` command line: train, aggregate, figure, table, validate, env-info."""
+"""The `effmarl` command line: train, validate, aggregate, figure, table, index, env-info."""
 
 from __future__ import annotations
 
@@ -74,7 +74,7 @@ def _cmd_figure(args) -> int:
 
     module = _load_entry(FIGURES, args.name, "figure")
     fig, shown = module.make(args.inputs)
-    for path in save_figure(fig, args.out, args.inputs, shown):
+    for path in save_figure(fig, args.out, args.inputs, shown, name=args.name, caption=module.CAPTION):
         print(path)
     return 0
 
@@ -84,7 +84,16 @@ def _cmd_table(args) -> int:
     from effmarl.analysis.tables import TABLES
 
     module = _load_entry(TABLES, args.name, "table")
-    for path in save_table(module.make(args.inputs), args.out, args.inputs):
+    for path in save_table(module.make(args.inputs), args.out, args.inputs, name=args.name,
+                           caption=module.CAPTION):
+        print(path)
+    return 0
+
+
+def _cmd_index(args) -> int:
+    from effmarl.analysis.index import write_index
+
+    for path in write_index(args.outputs, args.out):
         print(path)
     return 0
 
@@ -142,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("inputs", nargs="+", help="input tables (e.g. results/<study>/summary.parquet)")
         p.add_argument("--out", required=True, help="output path without extension")
         p.set_defaults(func=func)
+
+    p = sub.add_parser("index", help="list regenerated figures and tables with captions and source runs")
+    p.add_argument("outputs", nargs="+", help="figure and table files (their .provenance.json sidecars are read)")
+    p.add_argument("--out", required=True, help="output path without extension (.md and .json are written)")
+    p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")

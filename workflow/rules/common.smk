@@ -1,7 +1,7 @@
 # Helpers shared by the rule files.
 import os
 
-# Each study's rule file registers the final outputs it produces here: {study: [paths]}.
+# Final outputs of each study, registered by the study's own .smk file as {study: [paths]}.
 STUDY_TARGETS = {}
 
 
@@ -20,6 +20,11 @@ def figure_files(study, stem):
 
 def table_files(study, stem):
     return [f"{FIGURES}/{study}/tables/{stem}.{ext}" for ext in ("csv", "md")]
+
+
+def output_stem(wildcards, output):
+    """The first output's path without extension: the --out argument of figure/table/index commands."""
+    return os.path.splitext(output[0])[0]
 
 
 def study_targets():

@@ -20,8 +20,11 @@ rule run_config:
         f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
     params:
         cfg=lambda wc: RUNS[wc.study][wc.run_id],
+    log:
+        f"{RESULTS}/{{study}}/{{run_id}}/config.log",
     run:
         io.write_text(output[0], yaml.safe_dump(params.cfg, sort_keys=True))
+        io.write_text(log[0], f"resolved configuration written to {output[0]}\n")
 
 
 rule train:
@@ -46,5 +49,7 @@ rule aggregate:
         provenance=lambda wc: run_files(wc.study, "provenance.json"),
     output:
         f"{RESULTS}/{{study}}/{{table}}.summary.parquet",
+    log:
+        f"{RESULTS}/{{study}}/{{table}}.summary.log",
     shell:
-        "effmarl aggregate {input.tables} --out {output}"
+        "effmarl aggregate {input.tables} --out {output} > {log} 2>&1"

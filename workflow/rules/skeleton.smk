@@ -9,13 +9,21 @@ if "skeleton" in RUNS:
             f"{RESULTS}/skeleton/metrics.summary.parquet",
         output:
             figure_files("skeleton", "random_returns"),
+        params:
+            stem=output_stem,
+        log:
+            f"{FIGURES}/skeleton/logs/random_returns.figure.log",
         shell:
-            "effmarl figure skeleton_returns {input} --out {FIGURES}/skeleton/random_returns"
+            "effmarl figure skeleton_returns {input} --out {params.stem} > {log} 2>&1"
 
     rule skeleton_table:
         input:
             f"{RESULTS}/skeleton/metrics.summary.parquet",
         output:
             table_files("skeleton", "random_returns"),
+        params:
+            stem=output_stem,
+        log:
+            f"{FIGURES}/skeleton/logs/random_returns.table.log",
         shell:
-            "effmarl table skeleton_returns {input} --out {FIGURES}/skeleton/tables/random_returns"
+            "effmarl table skeleton_returns {input} --out {params.stem} > {log} 2>&1"

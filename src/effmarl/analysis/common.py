@@ -25,8 +25,31 @@ def source_line(summary: pd.DataFrame) -> str:
     return "runs: " + "; ".join(parts)
 
 
-def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFrame | None = None) -> list[Path]:
-    """Write <out_stem>.pdf, .png and .provenance.json; footer names the source runs."""
+RUN_COLUMNS = ["run_id", "git_commit", "cfg.study", "cfg.profile"]
+
+
+def runs_of(inputs: list[str]) -> pd.DataFrame | None:
+    """The run identity columns of the study tables among `inputs` (None if none are study tables)."""
+    frames = []
+    for path in inputs:
+        if str(path).endswith(".parquet"):
+            try:
+                frames.append(pd.read_parquet(path, columns=RUN_COLUMNS).drop_duplicates())
+            except (KeyError, ValueError):
+                continue  # not a study table
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def _sidecar(out_stem: Path, kind: str, name: str, caption: str, inputs: list[str],
+             shown: pd.DataFrame | None) -> None:
+    extra = {"kind": kind, "name": name, "caption": caption,
+             "source_runs": source_line(shown) if shown is not None else None}
+    io.write_json(out_stem.with_suffix(".provenance.json"), provenance.record(inputs=inputs, extra=extra))
+
+
+def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFrame | None = None, *,
+                name: str = "", caption: str = "") -> list[Path]:
+    """Write <out_stem>.pdf, .png and .provenance.json (with the caption); the footer names the source runs."""
     out_stem = Path(out_stem)
     if summary is not None:
         fig.text(0.01, 0.005, source_line(summary), fontsize=6, color="0.4", ha="left", va="bottom")
@@ -36,14 +59,16 @@ def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFr
         io.write_with(target, lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
         written.append(target)
     plt.close(fig)
-    io.write_json(out_stem.with_suffix(".provenance.json"), provenance.record(inputs=inputs))
+    _sidecar(out_stem, "figure", name, caption, inputs, summary)
     return written
 
 
-def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str]) -> list[Path]:
-    """Write <out_stem>.csv, .md and .provenance.json."""
+def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str], *, name: str = "",
+               caption: str = "") -> list[Path]:
+    """Write <out_stem>.csv, .md (caption above the table) and .provenance.json."""
     out_stem = Path(out_stem)
     csv = io.write_text(out_stem.with_suffix(".csv"), table.to_csv(index=False))
-    md = io.write_text(out_stem.with_suffix(".md"), table.to_markdown(index=False) + "\n")
-    io.write_json(out_stem.with_suffix(".provenance.json"), provenance.record(inputs=inputs))
+    header = f"{caption}\n\n" if caption else ""
+    md = io.write_text(out_stem.with_suffix(".md"), header + table.to_markdown(index=False) + "\n")
+    _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs))
     return [csv, md]

@@ -1,0 +1,42 @@
+"""The figure index: one page listing every regenerated figure and table with its caption and the runs
+(profile, commit) it was made from, read from the provenance sidecars the figure/table commands write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from effmarl import io
+
+
+def entries(outputs: list[str]) -> list[dict]:
+    """One entry per figure/table stem among `outputs` (e.g. x.pdf and x.png share the stem x)."""
+    stems: dict[Path, list[str]] = {}
+    for path in outputs:
+        path = Path(path)
+        stems.setdefault(path.with_suffix(""), []).append(str(path))
+    found = []
+    for stem, files in stems.items():
+        sidecar = json.loads(stem.with_suffix(".provenance.json").read_text())
+        found.append({
+            "stem": str(stem), "files": sorted(files), "kind": sidecar.get("kind"), "name": sidecar.get("name"),
+            "caption": sidecar.get("caption"), "source_runs": sidecar.get("source_runs"),
+            "commit": sidecar["git"]["commit"], "made_at": sidecar["finished_at"],
+        })
+    return found
+
+
+def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
+    out_stem = Path(out_stem)
+    items = entries(outputs)
+    lines = ["# Regenerated figures and tables", "",
+             "Each entry was made by `effmarl figure` / `effmarl table` from the runs named under it.", ""]
+    for item in items:
+        rel = [str(Path(f).relative_to(out_stem.parent)) if Path(f).is_relative_to(out_stem.parent) else f
+               for f in item["files"]]
+        lines += [f"## {item['kind']} `{item['name']}`", "", item["caption"] or "", "",
+                  "files: " + ", ".join(f"[{r}]({r})" for r in rel), "",
+                  f"source: {item['source_runs'] or 'see provenance sidecar'}; made {item['made_at']} "
+                  f"at commit {str(item['commit'])[:10]}", ""]
+    return [io.write_text(out_stem.with_suffix(".md"), "\n".join(lines)),
+            io.write_json(out_stem.with_suffix(".json"), items)]
