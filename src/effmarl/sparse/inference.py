@@ -10,6 +10,8 @@ Both compute the same function as the masked dense layer (tests check this).
 
 from __future__ import annotations
 
+import warnings
+
 import torch
 from torch import nn
 
@@ -17,7 +19,9 @@ from torch import nn
 class CSRLinear(nn.Module):
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None):
         super().__init__()
-        self.weight = weight.detach().to_sparse_csr()
+        with warnings.catch_warnings():  # "sparse CSR support is in beta" on every conversion
+            warnings.simplefilter("ignore", UserWarning)
+            self.weight = weight.detach().to_sparse_csr()
         self.bias = None if bias is None else bias.detach().clone()
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
