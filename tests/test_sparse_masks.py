@@ -235,3 +235,23 @@ def test_schedule():
     assert SparseTraining.from_config({"method": "dense"}, Agent(), 10) is None
     assert SparseTraining.from_config({"method": "tiny"}, Agent(), 10) is None
     assert SparseTraining.from_config({"method": "static", "sparsity": 0.5}, Agent(), 10).schedule.grow is None
+
+
+def test_er_budget_property_random_layers():
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(200):
+        n_layers = int(torch.randint(1, 6, (1,), generator=gen))
+        layers = {}
+        for i in range(n_layers):
+            out, inp, agents = (int(v) for v in torch.randint(1, 300, (3,), generator=gen))
+            layers[f"l{i}"] = ((out, inp), out * inp * (1 + agents % 8))
+        sparsity = [0.0, 0.3, 0.5, 0.9, 0.95, 0.99][int(torch.randint(0, 6, (1,), generator=gen))]
+        d = layer_densities(layers, sparsity)
+        sizes = {k: v[1] for k, v in layers.items()}
+        total = sum(sizes.values())
+        assert all(0.0 < x <= 1.0 + 1e-12 for x in d.values())
+        assert sum(d[k] * sizes[k] for k in layers) == pytest.approx((1 - sparsity) * total, rel=1e-9)
+        target = round((1 - sparsity) * total)
+        if target >= n_layers:
+            counts = kept_counts(sizes, d, sparsity)
+            assert sum(counts.values()) == target and all(1 <= counts[k] <= sizes[k] for k in counts)
