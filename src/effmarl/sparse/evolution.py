@@ -1,0 +1,99 @@
+"""Topology evolution schedule (static, SET, RigL / RLx2 / MAST) and the few calls a learner makes.
+
+ζ_t = ζ0/2 · (1 + cos(π·t / (anneal_end·T))) for t < anneal_end·T, else 0 (RigL's cosine decay), where t counts
+gradient updates and T is the run's total number of updates. The topology changes every Δm updates while ζ_t > 0.
+
+Learner integration (t = index of this gradient update, starting at 1):
+
+    sparse = SparseTraining.from_config(cfg["sparse"], {"agent": agent, "mixer": mixer}, total_updates, seed)
+    target_topology = sparse.topology.bind({"agent": target_agent, "mixer": target_mixer})
+    ...
+    loss.backward()
+    sparse.before_step(optimizer, t)   # evolution step? RigL reads the dense .grad here; then masks gradients
+    clip_grad_norm_(...); optimizer.step()
+    sparse.after_step()                # re-zero inactive weights
+    ... when the target is synchronised: target.load_state_dict(online.state_dict());
+        sparse.topology.copy_masks_to(target_topology)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import torch
+
+from effmarl.sparse.masks import ModuleLike, SparseTopology
+
+# sparse.method -> how inactive weights are grown (None: the mask never changes); dense/tiny have no topology
+GROWTH = {"static": None, "set": "random", "rigl": "gradient", "rlx2": "gradient", "mast": "gradient"}
+
+
+def cosine_zeta(t: int, total_updates: int, zeta0: float = 0.5, anneal_end: float = 0.75) -> float:
+    """Fraction of active weights to drop (and regrow) at update t."""
+    end = anneal_end * total_updates
+    if t >= end or end <= 0:
+        return 0.0
+    return 0.5 * zeta0 * (1.0 + math.cos(math.pi * t / end))
+
+
+@dataclass
+class TopologySchedule:
+    grow: str | None  # None (static), "random" (SET) or "gradient" (RigL and its descendants)
+    total_updates: int
+    delta_m: int = 200
+    zeta0: float = 0.5
+    anneal_end: float = 0.75
+
+    def zeta(self, t: int) -> float:
+        return cosine_zeta(t, self.total_updates, self.zeta0, self.anneal_end)
+
+    def due(self, t: int) -> bool:
+        return self.grow is not None and t > 0 and t % self.delta_m == 0 and self.zeta(t) > 0.0
+
+
+class SparseTraining:
+    """A topology plus its schedule; two calls per gradient update keep training exactly sparse."""
+
+    def __init__(self, topology: SparseTopology, schedule: TopologySchedule):
+        self.topology, self.schedule = topology, schedule
+        self.history: list[dict] = []  # one row per evolution step: t, zeta, and drop/grow counts per layer
+
+    @classmethod
+    def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int,
+                    seed: int = 0) -> SparseTraining | None:
+        """From the run config's `sparse:` section; None for method dense or tiny (no masks)."""
+        method = sparse_cfg.get("method", "dense")
+        if method in ("dense", "tiny"):
+            return None
+        if method not in GROWTH:
+            raise ValueError(f"sparse.method: unknown method {method!r}")
+        topology = SparseTopology(modules, sparse_cfg.get("sparsity", 0.9),
+                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed)
+        schedule = TopologySchedule(GROWTH[method], total_updates, sparse_cfg.get("delta_m", 200),
+                                    sparse_cfg.get("zeta0", 0.5), sparse_cfg.get("anneal_end", 0.75))
+        return cls(topology, schedule)
+
+    def before_step(self, optimizer: torch.optim.Optimizer, t: int) -> dict | None:
+        """After backward, before clipping and optimizer.step(): evolve the topology if due (RigL ranks growth by
+        the dense gradient still in .grad), reset the optimiser state where the mask changed, mask gradients."""
+        row = None
+        if self.schedule.due(t):
+            zeta = self.schedule.zeta(t)
+            changed, stats = self.topology.evolve(zeta, self.schedule.grow)
+            self.topology.reset_optimizer_state(optimizer, changed)
+            row = {"t": t, "zeta": zeta, "layers": stats}
+            self.history.append(row)
+        self.topology.mask_gradients()
+        return row
+
+    def after_step(self) -> None:
+        self.topology.apply_masks()
+
+    def state_dict(self) -> dict:
+        return {"topology": self.topology.state_dict(), "history": list(self.history)}
+
+    def load_state_dict(self, state: Mapping) -> None:
+        self.topology.load_state_dict(state["topology"])
+        self.history = list(state["history"])

@@ -1,0 +1,29 @@
+"""The schema's `sparse:` and `mellowmax:` sections: defaults, one-line errors, and that SparseTraining reads them."""
+
+from __future__ import annotations
+
+import pytest
+from torch import nn
+
+from effmarl.config import ConfigError, validate
+from effmarl.sparse import SparseTraining
+
+RUN = {"study": "s", "algo": "random", "seed": 0, "env": {"backend": "mpe"}}
+
+
+def test_defaults_and_errors():
+    cfg = validate(dict(RUN), part="run")
+    assert cfg["sparse"] == {"method": "dense", "sparsity": 0.9, "er": True, "delta_m": 200, "zeta0": 0.5,
+                             "anneal_end": 0.75}
+    assert cfg["mellowmax"] == {"enabled": False, "alpha": 1.0, "omega": 10.0}
+    with pytest.raises(ConfigError, match="sparse.sparsity"):
+        validate({**RUN, "sparse": {"sparsity": 1.0}}, part="run")
+    with pytest.raises(ConfigError, match="mellowmax.omega"):
+        validate({**RUN, "mellowmax": {"omega": 0}}, part="run")
+
+
+def test_sparse_training_from_validated_config():
+    cfg = validate({**RUN, "sparse": {"method": "mast", "sparsity": 0.8, "delta_m": 10}}, part="run")
+    sparse = SparseTraining.from_config(cfg["sparse"], nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 2)), 100)
+    assert sparse.schedule.grow == "gradient" and sparse.schedule.delta_m == 10
+    assert sparse.topology.density() == pytest.approx(0.2, abs=1 / 80)
