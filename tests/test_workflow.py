@@ -69,6 +69,14 @@ def test_every_profile_dry_runs(profile, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def test_slurm_workflow_profile_dry_runs(tmp_path):
+    proc = run_cli("snakemake", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                   "--workflow-profile", str(ROOT / "workflow/profiles/slurm"),
+                   "--configfile", str(ROOT / "configs/smoke.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "train" in proc.stdout
+
+
 def test_default_profile_is_used_without_configfile(tmp_path):
     proc = run_cli("snakemake", "-n", "--snakefile", str(ROOT / "Snakefile"), cwd=ROOT)
     assert proc.returncode == 0, proc.stderr[-3000:]
