@@ -56,6 +56,8 @@ SHORTHANDS = ["m", "M", "s", "Z", "z", "h"]
 COLOSSUS = ("colossus", "c", (3.15, 30.0, 7.0, 10.0, 1.0, 350.0, 1.07))
 
 MAPS = ["3m", "2s3z", "3s5z", "5m_vs_6m", "64zg_approx"]
+# SMAC's episode limits for these maps (2c_vs_64zg for 64zg_approx); SMAX's own default is 100 for all.
+SMAC_EPISODE_LIMITS = {"3m": 60, "2s3z": 120, "3s5z": 150, "5m_vs_6m": 70, "64zg_approx": 400}
 
 
 _SMAX_MODULE = None
@@ -154,8 +156,8 @@ def _to_numpy(array) -> np.ndarray:
 
 
 class SMAXEnv:
-    def __init__(self, map: str = "3m", episode_limit: int = 100, num_envs: int = 1, backend: str = "smax",
-                 see_enemy_actions: bool = True, walls_cause_death: bool = True):
+    def __init__(self, map: str = "3m", episode_limit: int | None = None, num_envs: int = 1, backend: str = "smax",
+                 see_enemy_actions: bool = True, walls_cause_death: bool = True, normalise_state: bool = True):
         import jax
         import jax.numpy as jnp
         HeuristicEnemySMAX = import_smax().HeuristicEnemySMAX
@@ -164,6 +166,9 @@ class SMAXEnv:
 
         self.map_name = map
         self.num_envs = num_envs
+        if map not in MAPS:
+            raise ValueError(f"env.map: {map!r} is not supported; allowed: {', '.join(repr(m) for m in MAPS)}")
+        episode_limit = episode_limit or SMAC_EPISODE_LIMITS[map]
         env = HeuristicEnemySMAX(max_steps=episode_limit, see_enemy_actions=see_enemy_actions,
                                  walls_cause_death=walls_cause_death, **scenario_kwargs(map))
         self._env = env
@@ -179,12 +184,30 @@ class SMAXEnv:
         )
         n_allies = env.num_allies
 
+        n_units = env.num_allies + env.num_enemies  # the wrapper's num_agents counts allies only
+        n_features, n_types = len(env.own_features), len(env.unit_type_names)
+
+        def world_state(state):
+            """SMAX's world state; normalised: positions / map size, cooldown / the unit's cooldown (clipped
+            to [0, 1]), unit type index / (types - 1). Raw SMAX positions reach 32 and make QMIX's
+            hypernetworks start far from zero; SMAC's state is normalised likewise."""
+            ws = env.get_world_state(state).astype(jnp.float32)
+            if not normalise_state:
+                return ws
+            units = ws[: n_units * n_features].reshape(n_units, n_features)
+            units = units.at[:, 1].divide(env.map_width).at[:, 2].divide(env.map_height)
+            cooldown = units[:, 3] / env.unit_type_weapon_cooldowns[state.state.unit_types]
+            units = units.at[:, 3].set(jnp.clip(cooldown, 0.0, 1.0))
+            teams = ws[n_units * n_features: n_units * (n_features + 1)]
+            types = ws[n_units * (n_features + 1):] / max(1, n_types - 1)
+            return jnp.concatenate([units.reshape(-1), teams, types])
+
         def observe(state):
             obs = env.get_obs(state)
             stacked = jnp.stack([obs[a] for a in allies]).astype(jnp.float32)
             avail = env.get_avail_actions(state)
             avail = jnp.stack([avail[a] for a in allies]).astype(jnp.bool_)
-            return stacked, env.get_world_state(state).astype(jnp.float32), avail
+            return stacked, world_state(state), avail
 
         def strong(tree):  # no weak types, so reset and step produce one state type (one compilation)
             return jax.tree.map(lambda x: x.astype(x.dtype), tree)
