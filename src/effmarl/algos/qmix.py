@@ -26,6 +26,7 @@ import copy
 import os
 import sys
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -67,6 +68,19 @@ def effective_schedule(cfg: dict) -> dict:
             "epsilon_start": q["epsilon_start"], "epsilon_finish": q["epsilon_finish"]}
 
 
+def select_actions(q_values: torch.Tensor, avail: torch.Tensor, epsilon: float,
+                   generator: torch.Generator) -> torch.Tensor:
+    """ε-greedy over available actions only (PyMARL): the greedy action is the best available one, and a
+    random action is uniform over the available ones. Returns CPU actions (the generator lives there)."""
+    greedy = q_values.masked_fill(~avail, NEG).argmax(-1).cpu()
+    if epsilon <= 0:
+        return greedy
+    flat = avail.reshape(-1, avail.shape[-1]).float().cpu()
+    random = torch.multinomial(flat, 1, generator=generator).view(greedy.shape)
+    explore = torch.rand(greedy.shape, generator=generator) < epsilon
+    return torch.where(explore, random, greedy)
+
+
 class Learner(nn.Module):
     """Networks, target networks and the optimiser of one qmix-family algorithm, and its update."""
 
@@ -95,12 +109,7 @@ class Learner(nn.Module):
     @staticmethod
     def unroll(agent: RNNAgent, inputs: torch.Tensor) -> torch.Tensor:
         """Q-values [B, T+1, n, A] from agent inputs [B, T+1, n, in], the GRU carried over time."""
-        h = agent.init_hidden(*inputs.shape[:1], inputs.shape[2])
-        outs = []
-        for t in range(inputs.shape[1]):
-            q, h = agent(inputs[:, t], h)
-            outs.append(q)
-        return torch.stack(outs, dim=1)
+        return agent.unroll(inputs)
 
     def res_values(self, q_online: torch.Tensor, q_target: torch.Tensor, avail: torch.Tensor,
                    greedy: torch.Tensor, states: torch.Tensor) -> torch.Tensor:
@@ -120,29 +129,34 @@ class Learner(nn.Module):
         logits = (self.q["res_beta"] * online_tot).masked_fill(~avail.reshape(*avail.shape[:-2], n * m), NEG)
         return (torch.softmax(logits, dim=-1) * target_tot).sum(-1)
 
+    @torch.no_grad()
+    def td_targets(self, batch: dict[str, torch.Tensor], inputs: torch.Tensor, q_all: torch.Tensor) -> torch.Tensor:
+        """Targets y [B, T]: bootstrap values V(s_t) for t = 0..T from the target networks, then the returns."""
+        q, avail, states = self.q, batch["avail"], batch["state"]
+        q_target = self.unroll(self.target["agent"], inputs)
+        source = q_all if q["double_q"] else q_target
+        greedy = source.masked_fill(~avail, NEG).argmax(-1)                       # [B, T+1, n]
+        if self.algo == "ow_qmix":
+            central_target = self.unroll(self.target["central_agent"], inputs)
+            at_greedy = central_target.gather(-1, greedy.unsqueeze(-1)).squeeze(-1)
+            values = self.target["central_mixer"](at_greedy, states)
+        elif self.algo == "res_qmix":
+            values = self.res_values(q_all, q_target, avail, greedy, states)
+        else:
+            values = self.target["mixer"](q_target.gather(-1, greedy.unsqueeze(-1)).squeeze(-1), states)
+        return targets(q["return_kind"], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],
+                       q["n_step"], q["td_lambda"])
+
     def loss(self, batch: dict[str, torch.Tensor]) -> tuple[torch.Tensor, dict]:
         q = self.q
-        rewards, terminated, mask = batch["reward"], batch["terminated"], batch["filled"]
-        actions, avail, states = batch["actions"], batch["avail"], batch["state"]
+        rewards, mask, actions, states = batch["reward"], batch["filled"], batch["actions"], batch["state"]
         last = torch.cat([torch.full_like(actions[:, :1], -1), actions[:, :-1]], dim=1)
         inputs = agent_inputs(batch["obs"], last, self.n_actions)
 
         q_all = self.unroll(self.agent, inputs)                                   # [B, T+1, n, A]
         chosen = q_all[:, :-1].gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
         q_tot = self.mixer(chosen, states[:, :-1])                                # [B, T]
-        with torch.no_grad():
-            q_target = self.unroll(self.target["agent"], inputs)
-            source = q_all.detach() if q["double_q"] else q_target
-            greedy = source.masked_fill(~avail, NEG).argmax(-1)                   # [B, T+1, n]
-            if self.algo == "ow_qmix":
-                central_target = self.unroll(self.target["central_agent"], inputs)
-                at_greedy = central_target.gather(-1, greedy.unsqueeze(-1)).squeeze(-1)
-                values = self.target["central_mixer"](at_greedy, states)
-            elif self.algo == "res_qmix":
-                values = self.res_values(q_all.detach(), q_target, avail, greedy, states)
-            else:
-                values = self.target["mixer"](q_target.gather(-1, greedy.unsqueeze(-1)).squeeze(-1), states)
-            y = targets(q["return_kind"], rewards, terminated, mask, values, q["gamma"], q["n_step"], q["td_lambda"])
+        y = self.td_targets(batch, inputs, q_all.detach())
 
         n_valid = mask.sum().clamp(min=1)
         td = torch.where(mask, q_tot - y, torch.zeros_like(q_tot))
@@ -240,16 +254,6 @@ class QMIXRun:
         frac = min(1.0, self.counters["env_steps"] / s["epsilon_anneal_time"])
         return s["epsilon_start"] - frac * (s["epsilon_start"] - s["epsilon_finish"])
 
-    def select_actions(self, q_values: torch.Tensor, avail: torch.Tensor, epsilon: float) -> torch.Tensor:
-        """ε-greedy over available actions only (PyMARL): random actions are uniform over available ones."""
-        greedy = q_values.masked_fill(~avail, NEG).argmax(-1).cpu()
-        if epsilon <= 0:
-            return greedy
-        flat = avail.reshape(-1, avail.shape[-1]).float().cpu()  # the generator lives on the CPU
-        random = torch.multinomial(flat, 1, generator=self.generator).view(greedy.shape)
-        explore = torch.rand(greedy.shape, generator=self.generator) < epsilon
-        return torch.where(explore, random, greedy)
-
     def play(self, env, seed: int, epsilon: float, phases: bool = True) -> tuple[dict, dict]:
         """One episode in each copy of `env`; returns the episode batch and per-episode outcomes."""
         timer = self.timer if phases else PhaseTimer(enabled=False)
@@ -265,11 +269,12 @@ class QMIXRun:
         for t in range(limit):
             rows = torch.from_numpy(active)
             with timer.phase("buffer_add"):
-                batch["obs"][rows, t], batch["state"][rows, t], batch["avail"][rows, t] = obs[rows], state[rows], avail[rows]
+                batch["obs"][rows, t], batch["state"][rows, t] = obs[rows], state[rows]
+                batch["avail"][rows, t] = avail[rows]
             with timer.phase("action_selection"), torch.no_grad():
                 inputs = agent_inputs(obs, last, self.n_actions).to(self.device)
                 qs, h = self.learner.agent(inputs, h)
-                actions = self.select_actions(qs, avail.to(self.device), epsilon)
+                actions = select_actions(qs, avail.to(self.device), epsilon, self.generator)
                 last = actions
             with timer.phase("env_step"):
                 step = env.step(actions.numpy())
@@ -391,9 +396,12 @@ class QMIXRun:
 
 
 def _tensors(step) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """obs [E, n, obs_dim], state [E, state_dim], avail [E, n, A] of a Step, sharing its numpy memory."""
-    return (torch.from_numpy(np.stack(step.obs, axis=1)), torch.from_numpy(step.state),
-            torch.from_numpy(step.avail_actions))
+    """obs [E, n, obs_dim], state [E, state_dim], avail [E, n, A] of a Step, sharing its numpy memory (read
+    only: the SMAX arrays are views of JAX buffers; these tensors are only read, never written)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+        return (torch.from_numpy(np.stack(step.obs, axis=1)), torch.from_numpy(step.state),
+                torch.from_numpy(step.avail_actions))
 
 
 def _progress(total: int, initial: int, resumed: bool, cfg: dict):

@@ -33,7 +33,8 @@ def _sc2path_message() -> str:
     path = os.environ.get("SC2PATH")
     if path is None:
         default = os.path.join(os.path.expanduser("~"), "StarCraftII")
-        return f"SC2PATH is not set (SMAC then looks in {default}, which {'exists' if os.path.isdir(default) else 'does not exist'})"
+        state = "exists" if os.path.isdir(default) else "does not exist"
+        return f"SC2PATH is not set (SMAC then looks in {default}, which {state})"
     return f"SC2PATH={path} ({'exists' if os.path.isdir(path) else 'does not exist'})"
 
 

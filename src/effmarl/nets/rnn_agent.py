@@ -58,6 +58,11 @@ class GRUCell(nn.Module):
                 nn.init.uniform_(p, -bound, bound)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        if type(self.ih) is nn.Linear and type(self.hh) is nn.Linear:  # dense shared layers: torch's fused cell
+            shape = h.shape
+            out = torch.gru_cell(x.reshape(-1, x.shape[-1]), h.reshape(-1, shape[-1]), self.ih.weight,
+                                 self.hh.weight, self.ih.bias, self.hh.bias)
+            return out.view(shape)
         xr, xz, xn = self.ih(x).chunk(3, dim=-1)
         hr, hz, hn = self.hh(h).chunk(3, dim=-1)
         r = torch.sigmoid(xr + hr)
@@ -84,6 +89,17 @@ class RNNAgent(nn.Module):
         x = torch.relu(self.fc1(inputs))
         h = self.rnn(x, hidden)
         return self.fc2(h), h
+
+    def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Q-values [B, T, n, A] for a sequence of inputs [B, T, n, in], the GRU carried over time from `hidden`
+        (zeros by default). Same values as calling forward step by step; fc1 and fc2 run once for all t."""
+        x = torch.relu(self.fc1(inputs))
+        h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
+        hs = []
+        for t in range(inputs.shape[1]):
+            h = self.rnn(x[:, t], h)
+            hs.append(h)
+        return self.fc2(torch.stack(hs, dim=1))
 
 
 def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:
