@@ -42,6 +42,7 @@ from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay.episode import EpisodeBuffer, empty_batch, episode_scheme
 from effmarl.runs import RunDir
 from effmarl.targets.returns import discounted_returns, targets
+from effmarl.train import seed_everything
 
 NEG = -1e9  # stands for -inf on unavailable actions (finite, so that masked products stay finite)
 REFERENCE_ENV_STEPS = 2_000_000  # the paper's budget; shorter budgets scale the ε schedule
@@ -188,6 +189,7 @@ class QMIXRun:
 
     def __init__(self, cfg: dict, rundir: RunDir):
         check_config(cfg)
+        seed_everything(cfg["seed"])  # network initialisation depends on the seed alone, whoever calls this
         self.cfg, self.rundir, self.q = cfg, rundir, cfg["qmix"]
         self.device = torch.device("cuda" if cfg["device"] == "auto" and torch.cuda.is_available()
                                    else "cpu" if cfg["device"] == "auto" else cfg["device"])
@@ -372,6 +374,9 @@ class QMIXRun:
                 self.log_row()
                 last = self.metrics[-1]
                 progress.set_postfix(test_win=f"{last['test_win_rate']:.2f}", ret=f"{last['test_return']:.2f}")
+                progress.write(f"env_steps {c['env_steps']}: test win rate {last['test_win_rate']:.3f}, test return "
+                               f"{last['test_return']:.3f}, train return {last['train_return']:.3f}, "
+                               f"epsilon {last['epsilon']:.3f}, wall {last['wall_s']:.0f} s", file=sys.stderr)
             if c["env_steps"] - c["last_checkpoint_step"] >= q["checkpoint_every"] and c["env_steps"] < budget:
                 self.save()
                 if stop_after is not None and c["env_steps"] >= stop_after:
