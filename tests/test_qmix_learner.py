@@ -133,10 +133,10 @@ def test_config_errors_name_the_field():
 
 # ---- end to end on SMAX 3m (short runs; the jit compilation is cached on disk after the first) ----------
 def short_cfg(algo, **qmix):
-    settings = {"num_envs": 2, "eval_episodes": 2, "batch_size": 2, "buffer_size": 8, "eval_every": 60,
-                "checkpoint_every": 100, "target_update_interval": 4, "keep_checkpoint": True, **qmix}
+    settings = {"num_envs": 2, "eval_episodes": 2, "batch_size": 2, "buffer_size": 8, "eval_every": 40,
+                "checkpoint_every": 50, "target_update_interval": 4, "keep_checkpoint": True, **qmix}
     cfg = validate({"study": "t", "algo": algo, "seed": 3, "env": {"backend": "smax", "map": "3m"},
-                    "budget": {"env_steps": 260}, "qmix": settings}, part="run")
+                    "budget": {"env_steps": 120}, "qmix": settings}, part="run")
     return cfg
 
 
@@ -162,7 +162,7 @@ def test_runs_are_deterministic_on_cpu(algo, tmp_path):
     (ma, wa), (mb, wb) = comparable(tmp_path / "a"), comparable(tmp_path / "b")
     pd.testing.assert_frame_equal(ma, mb)
     assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
-    assert ma["env_steps"].iloc[-1] >= 260 and ma["updates"].iloc[-1] > 0
+    assert ma["env_steps"].iloc[-1] >= 120 and ma["updates"].iloc[-1] > 0
     assert {"test_win_rate", "test_return", "train_return", "epsilon", "loss"} <= set(ma.columns)
     phases = set(pd.read_parquet(tmp_path / "a" / "phases.parquet")["phase"])
     assert {"env_step", "action_selection", "buffer_add", "sampling", "learner_forward", "learner_backward",
@@ -173,7 +173,7 @@ def test_runs_are_deterministic_on_cpu(algo, tmp_path):
 def test_resumed_run_equals_uninterrupted(tmp_path):
     cfg = short_cfg("qmix")
     train_to(cfg, tmp_path / "full")
-    train_to(cfg, tmp_path / "crash", stop_after=100)
+    train_to(cfg, tmp_path / "crash", stop_after=50)
     assert (tmp_path / "crash" / "checkpoint" / "state.pt").exists()
     assert not (tmp_path / "crash" / "metrics.parquet").exists()
     train_to(cfg, tmp_path / "crash")  # resumes from the checkpoint

@@ -350,8 +350,8 @@ class QMIXRun:
         """Train to the budget; True when finished. `stop_after` (tests) stops after the first checkpoint at or
         beyond that many env steps, as a crash would, leaving the checkpoint behind."""
         self._started = time.perf_counter()
-        q, c, budget = self.q, self.counters, self.cfg["budget"]["env_steps"]
         resumed = self.load()
+        q, c, budget = self.q, self.counters, self.cfg["budget"]["env_steps"]
         progress = _progress(budget, c["env_steps"], resumed, self.cfg)
         if c["last_eval_step"] is None:
             self.log_row()  # PyMARL evaluates at step 0

@@ -27,6 +27,7 @@ and unit counts only; it is labelled as such wherever it appears.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
 import os
@@ -155,90 +156,99 @@ def _to_numpy(array) -> np.ndarray:
         return np.asarray(array)
 
 
+@functools.cache
+def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_death: bool,
+             normalise_state: bool):
+    """(jaxmarl env, spec, jit(vmap(reset)), jit(vmap(step))) for one configuration, built once per process, so
+    every SMAXEnv of that configuration (training and evaluation copies, repeated runs) shares the traced and
+    compiled functions; jit compiles once per batch size, and the persistent cache keeps that across runs."""
+    import jax
+    import jax.numpy as jnp
+
+    HeuristicEnemySMAX = import_smax().HeuristicEnemySMAX
+    enable_compilation_cache()
+    env = HeuristicEnemySMAX(max_steps=episode_limit, see_enemy_actions=see_enemy_actions,
+                             walls_cause_death=walls_cause_death, **scenario_kwargs(map))
+    allies = list(env.agents)
+    n_actions = env.num_ally_actions
+    spec = EnvSpec(
+        agents=allies,
+        teams=["ally"] * len(allies),
+        obs_dims=[int(env.observation_spaces[a].shape[0]) for a in allies],
+        n_actions=[n_actions] * len(allies),
+        state_dim=int(env.state_size),
+        episode_limit=episode_limit,
+    )
+    n_allies = env.num_allies
+
+    n_units = env.num_allies + env.num_enemies  # the wrapper's num_agents counts allies only
+    n_features, n_types = len(env.own_features), len(env.unit_type_names)
+
+    def world_state(state):
+        """SMAX's world state; normalised: positions / map size, cooldown / the unit's cooldown (clipped
+        to [0, 1]), unit type index / (types - 1). Raw SMAX positions reach 32 and make QMIX's
+        hypernetworks start far from zero; SMAC's state is normalised likewise."""
+        ws = env.get_world_state(state).astype(jnp.float32)
+        if not normalise_state:
+            return ws
+        units = ws[: n_units * n_features].reshape(n_units, n_features)
+        units = units.at[:, 1].divide(env.map_width).at[:, 2].divide(env.map_height)
+        cooldown = units[:, 3] / env.unit_type_weapon_cooldowns[state.state.unit_types]
+        units = units.at[:, 3].set(jnp.clip(cooldown, 0.0, 1.0))
+        teams = ws[n_units * n_features: n_units * (n_features + 1)]
+        types = ws[n_units * (n_features + 1):] / max(1, n_types - 1)
+        return jnp.concatenate([units.reshape(-1), teams, types])
+
+    def observe(state):
+        obs = env.get_obs(state)
+        stacked = jnp.stack([obs[a] for a in allies]).astype(jnp.float32)
+        avail = env.get_avail_actions(state)
+        avail = jnp.stack([avail[a] for a in allies]).astype(jnp.bool_)
+        return stacked, world_state(state), avail
+
+    def strong(tree):  # no weak types, so reset and step produce one state type (one compilation)
+        return jax.tree.map(lambda x: x.astype(x.dtype), tree)
+
+    def reset_one(key):
+        key, reset_key = jax.random.split(key)
+        _, state = env.reset(reset_key)
+        state = strong(state)
+        obs, world, avail = observe(state)
+        return key, state, jnp.array(False), (obs, world, avail)
+
+    def step_one(key, state, done, actions):
+        key, step_key = jax.random.split(key)
+        _, new_state, rewards, dones, _ = env.step_env(
+            step_key, state, {a: actions[i] for i, a in enumerate(allies)})
+        # a finished copy is frozen until reset
+        new_state = strong(jax.tree.map(lambda new, old: jnp.where(done, old, new), new_state, state))
+        inner = new_state.state
+        allies_dead = ~jnp.any(inner.unit_alive[:n_allies])
+        enemies_dead = ~jnp.any(inner.unit_alive[n_allies:])
+        decided = allies_dead | enemies_dead
+        ended = dones["__all__"] & ~done
+        won = ended & enemies_dead & ~allies_dead
+        terminated = ended & decided
+        truncated = ended & ~decided
+        reward = jnp.where(done, 0.0, rewards[allies[0]]).astype(jnp.float32)
+        obs, world, avail = observe(new_state)
+        return key, new_state, done | ended, (obs, world, avail, reward, terminated, truncated, won)
+
+    return env, spec, jax.jit(jax.vmap(reset_one)), jax.jit(jax.vmap(step_one))
+
+
 class SMAXEnv:
     def __init__(self, map: str = "3m", episode_limit: int | None = None, num_envs: int = 1, backend: str = "smax",
                  see_enemy_actions: bool = True, walls_cause_death: bool = True, normalise_state: bool = True):
         import jax
         import jax.numpy as jnp
-        HeuristicEnemySMAX = import_smax().HeuristicEnemySMAX
 
-        enable_compilation_cache()
-
-        self.map_name = map
-        self.num_envs = num_envs
         if map not in MAPS:
             raise ValueError(f"env.map: {map!r} is not supported; allowed: {', '.join(repr(m) for m in MAPS)}")
-        episode_limit = episode_limit or SMAC_EPISODE_LIMITS[map]
-        env = HeuristicEnemySMAX(max_steps=episode_limit, see_enemy_actions=see_enemy_actions,
-                                 walls_cause_death=walls_cause_death, **scenario_kwargs(map))
-        self._env = env
-        allies = list(env.agents)
-        n_actions = env.num_ally_actions
-        self.spec = EnvSpec(
-            agents=allies,
-            teams=["ally"] * len(allies),
-            obs_dims=[int(env.observation_spaces[a].shape[0]) for a in allies],
-            n_actions=[n_actions] * len(allies),
-            state_dim=int(env.state_size),
-            episode_limit=episode_limit,
-        )
-        n_allies = env.num_allies
-
-        n_units = env.num_allies + env.num_enemies  # the wrapper's num_agents counts allies only
-        n_features, n_types = len(env.own_features), len(env.unit_type_names)
-
-        def world_state(state):
-            """SMAX's world state; normalised: positions / map size, cooldown / the unit's cooldown (clipped
-            to [0, 1]), unit type index / (types - 1). Raw SMAX positions reach 32 and make QMIX's
-            hypernetworks start far from zero; SMAC's state is normalised likewise."""
-            ws = env.get_world_state(state).astype(jnp.float32)
-            if not normalise_state:
-                return ws
-            units = ws[: n_units * n_features].reshape(n_units, n_features)
-            units = units.at[:, 1].divide(env.map_width).at[:, 2].divide(env.map_height)
-            cooldown = units[:, 3] / env.unit_type_weapon_cooldowns[state.state.unit_types]
-            units = units.at[:, 3].set(jnp.clip(cooldown, 0.0, 1.0))
-            teams = ws[n_units * n_features: n_units * (n_features + 1)]
-            types = ws[n_units * (n_features + 1):] / max(1, n_types - 1)
-            return jnp.concatenate([units.reshape(-1), teams, types])
-
-        def observe(state):
-            obs = env.get_obs(state)
-            stacked = jnp.stack([obs[a] for a in allies]).astype(jnp.float32)
-            avail = env.get_avail_actions(state)
-            avail = jnp.stack([avail[a] for a in allies]).astype(jnp.bool_)
-            return stacked, world_state(state), avail
-
-        def strong(tree):  # no weak types, so reset and step produce one state type (one compilation)
-            return jax.tree.map(lambda x: x.astype(x.dtype), tree)
-
-        def reset_one(key):
-            key, reset_key = jax.random.split(key)
-            _, state = env.reset(reset_key)
-            state = strong(state)
-            obs, world, avail = observe(state)
-            return key, state, jnp.array(False), (obs, world, avail)
-
-        def step_one(key, state, done, actions):
-            key, step_key = jax.random.split(key)
-            _, new_state, rewards, dones, _ = env.step_env(
-                step_key, state, {a: actions[i] for i, a in enumerate(allies)})
-            # a finished copy is frozen until reset
-            new_state = strong(jax.tree.map(lambda new, old: jnp.where(done, old, new), new_state, state))
-            inner = new_state.state
-            allies_dead = ~jnp.any(inner.unit_alive[:n_allies])
-            enemies_dead = ~jnp.any(inner.unit_alive[n_allies:])
-            decided = allies_dead | enemies_dead
-            ended = dones["__all__"] & ~done
-            won = ended & enemies_dead & ~allies_dead
-            terminated = ended & decided
-            truncated = ended & ~decided
-            reward = jnp.where(done, 0.0, rewards[allies[0]]).astype(jnp.float32)
-            obs, world, avail = observe(new_state)
-            return key, new_state, done | ended, (obs, world, avail, reward, terminated, truncated, won)
-
-        self._reset = jax.jit(jax.vmap(reset_one))
-        self._step = jax.jit(jax.vmap(step_one))
+        self.map_name = map
+        self.num_envs = num_envs
+        self._env, self.spec, self._reset, self._step = compiled(
+            map, episode_limit or SMAC_EPISODE_LIMITS[map], see_enemy_actions, walls_cause_death, normalise_state)
         self._keys = self._state = self._done = None
         self._jnp = jnp
         self._jax = jax
