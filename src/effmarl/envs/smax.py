@@ -218,7 +218,7 @@ def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_
 
     def step_one(key, state, done, actions):
         key, step_key = jax.random.split(key)
-        _, new_state, rewards, dones, _ = env.step_env(
+        _, new_state, rewards, _, _ = env.step_env(
             step_key, state, {a: actions[i] for i, a in enumerate(allies)})
         # a finished copy is frozen until reset
         new_state = strong(jax.tree.map(lambda new, old: jnp.where(done, old, new), new_state, state))
@@ -226,7 +226,9 @@ def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_
         allies_dead = ~jnp.any(inner.unit_alive[:n_allies])
         enemies_dead = ~jnp.any(inner.unit_alive[n_allies:])
         decided = allies_dead | enemies_dead
-        ended = dones["__all__"] & ~done
+        # the time-out is counted here: jaxmarl tests its step limit before incrementing the step counter, so
+        # its own `done` comes one step late (episode_limit + 1 steps)
+        ended = (decided | (inner.step >= episode_limit)) & ~done
         won = ended & enemies_dead & ~allies_dead
         terminated = ended & decided
         truncated = ended & ~decided
