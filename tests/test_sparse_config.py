@@ -8,7 +8,12 @@ from torch import nn
 from effmarl.config import ConfigError, validate
 from effmarl.sparse import SparseTraining
 
-RUN = {"study": "s", "algo": "random", "seed": 0, "env": {"backend": "mpe"}}
+RUN = {"study": "s", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"}}
+
+
+def test_sections_are_filled_only_for_the_value_based_learners():
+    cfg = validate({"study": "s", "algo": "random", "seed": 0, "env": {"backend": "mpe"}}, part="run")
+    assert "sparse" not in cfg and "mellowmax" not in cfg
 
 
 def test_defaults_and_errors():

@@ -3,4 +3,7 @@
 # algo name (config field `algo`) -> module implementing it
 ALGORITHMS = {
     "random": "effmarl.algos.random_policy",
+    "qmix": "effmarl.algos.qmix",
+    "ow_qmix": "effmarl.algos.qmix",
+    "res_qmix": "effmarl.algos.qmix",
 }

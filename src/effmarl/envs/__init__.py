@@ -14,4 +14,12 @@ def make_env(env_cfg: dict, num_envs: int = 1) -> MultiAgentEnv:
         from effmarl.envs.mpe import MPEPredatorPrey
 
         return MPEPredatorPrey(**env_cfg, num_envs=num_envs)
+    if backend == "smax":
+        from effmarl.envs.smax import SMAXEnv
+
+        return SMAXEnv(**env_cfg, num_envs=num_envs)
+    if backend == "smac":
+        from effmarl.envs.smac import SMACEnv
+
+        return SMACEnv(**env_cfg, num_envs=num_envs)
     raise ValueError(f"env.backend: {backend!r} is not a known backend")

@@ -1,0 +1,118 @@
+"""The PyMARL GRU agent: fc -> ReLU -> GRU cell -> fc, one Q-value per action.
+
+Every layer is made by one `linear(in_features, out_features)` factory, the GRU cell included (it is written
+out from two linear maps, input->3h and hidden->3h, exactly torch.nn.GRUCell's equations), so a later
+issue can swap in masked sparse layers everywhere by passing another factory.
+
+Inputs are laid out [..., n_agents, features]. With shared parameters (PyMARL's default) the factory is
+nn.Linear and every agent uses the same weights; with `shared_params=False` it is `StackedLinear`, which
+keeps one weight matrix per agent stacked in one tensor [n_agents, out, in] and applies all of them in one
+batched product.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import torch
+from torch import nn
+
+LinearFactory = Callable[[int, int], nn.Module]
+
+
+class StackedLinear(nn.Module):
+    """n independent linear layers, one per agent: [..., n, in] -> [..., n, out]."""
+
+    def __init__(self, n: int, in_features: int, out_features: int):
+        super().__init__()
+        self.in_features, self.out_features = in_features, out_features
+        self.weight = nn.Parameter(torch.empty(n, out_features, in_features))
+        self.bias = nn.Parameter(torch.empty(n, out_features))
+        bound = 1.0 / math.sqrt(in_features)  # nn.Linear's default initialisation, per agent
+        nn.init.uniform_(self.weight, -bound, bound)
+        nn.init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.einsum("...ni,noi->...no", x, self.weight) + self.bias
+
+
+def linear_factory(n_agents: int, shared_params: bool = True) -> LinearFactory:
+    """nn.Linear (shared by all agents) or StackedLinear (one set of weights per agent)."""
+    if shared_params:
+        return nn.Linear
+    return lambda i, o: StackedLinear(n_agents, i, o)
+
+
+class GRUCell(nn.Module):
+    """torch.nn.GRUCell's equations and initialisation, built from two `linear` layers."""
+
+    def __init__(self, input_size: int, hidden_size: int, linear: LinearFactory = nn.Linear):
+        super().__init__()
+        self.hidden_size = hidden_size
+        self.ih = linear(input_size, 3 * hidden_size)
+        self.hh = linear(hidden_size, 3 * hidden_size)
+        bound = 1.0 / math.sqrt(hidden_size)
+        for layer in (self.ih, self.hh):
+            for p in layer.parameters():
+                nn.init.uniform_(p, -bound, bound)
+
+    def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        if type(self.ih) is nn.Linear and type(self.hh) is nn.Linear:  # dense shared layers: torch's fused cell
+            shape = h.shape
+            out = torch.gru_cell(x.reshape(-1, x.shape[-1]), h.reshape(-1, shape[-1]), self.ih.weight,
+                                 self.hh.weight, self.ih.bias, self.hh.bias)
+            return out.view(shape)
+        xr, xz, xn = self.ih(x).chunk(3, dim=-1)
+        hr, hz, hn = self.hh(h).chunk(3, dim=-1)
+        r = torch.sigmoid(xr + hr)
+        z = torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn)
+        return (1 - z) * n + z * h
+
+
+class RNNAgent(nn.Module):
+    """Q-values [..., n_agents, n_actions] and the next hidden state from inputs [..., n_agents, input_dim]."""
+
+    def __init__(self, input_dim: int, n_actions: int, hidden_dim: int = 64, linear: LinearFactory = nn.Linear):
+        super().__init__()
+        self.hidden_dim = hidden_dim
+        self.fc1 = linear(input_dim, hidden_dim)
+        self.rnn = GRUCell(hidden_dim, hidden_dim, linear)
+        self.fc2 = linear(hidden_dim, n_actions)
+
+    def init_hidden(self, *batch_shape: int) -> torch.Tensor:
+        weight = next(self.parameters())
+        return weight.new_zeros(*batch_shape, self.hidden_dim)
+
+    def forward(self, inputs: torch.Tensor, hidden: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        x = torch.relu(self.fc1(inputs))
+        h = self.rnn(x, hidden)
+        return self.fc2(h), h
+
+    def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """Q-values [B, T, n, A] for a sequence of inputs [B, T, n, in], the GRU carried over time from `hidden`
+        (zeros by default). Same values as calling forward step by step; fc1 and fc2 run once for all t."""
+        x = torch.relu(self.fc1(inputs))
+        h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
+        hs = []
+        for t in range(inputs.shape[1]):
+            h = self.rnn(x[:, t], h)
+            hs.append(h)
+        return self.fc2(torch.stack(hs, dim=1))
+
+
+def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:
+    """PyMARL's agent input: observation, one-hot last action (zeros at t = 0), one-hot agent id.
+
+    obs [..., n_agents, obs_dim]; last_actions [..., n_agents] int with -1 meaning "none yet".
+    """
+    n_agents = obs.shape[-2]
+    onehot_last = torch.nn.functional.one_hot(last_actions.clamp(min=0), n_actions).to(obs.dtype)
+    onehot_last = onehot_last * (last_actions >= 0).unsqueeze(-1).to(obs.dtype)
+    ids = torch.eye(n_agents, dtype=obs.dtype, device=obs.device).expand(*obs.shape[:-1], n_agents)
+    return torch.cat([obs, onehot_last, ids], dim=-1)
+
+
+def input_dim(obs_dim: int, n_actions: int, n_agents: int) -> int:
+    return obs_dim + n_actions + n_agents

@@ -1,0 +1,195 @@
+"""The qmix-family learner: available actions, padding, determinism, resume, config checks."""
+
+import copy
+
+import pandas as pd
+import pytest
+import torch
+
+from effmarl.algos.qmix import Learner, check_config, select_actions
+from effmarl.config import ConfigError, validate
+from effmarl.envs.base import EnvSpec
+from effmarl.replay.episode import empty_batch, episode_scheme
+
+ALGOS = ["qmix", "ow_qmix", "res_qmix"]
+N, OBS, A, STATE, T = 3, 6, 5, 7, 8
+SPEC = EnvSpec([f"ally_{i}" for i in range(N)], ["ally"] * N, [OBS] * N, [A] * N, STATE, T)
+
+
+def run_cfg(algo="qmix", **qmix):
+    base = {"study": "t", "algo": algo, "seed": 0, "env": {"backend": "smax", "map": "3m"},
+            "budget": {"env_steps": 10}, "qmix": qmix}
+    return validate(base, part="run")
+
+
+def make_learner(algo, **qmix):
+    torch.manual_seed(0)
+    learner = Learner(algo, run_cfg(algo, **qmix)["qmix"], N, OBS, A, STATE)
+    with torch.no_grad():  # different online and target networks, so double Q matters
+        for p in learner.target.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return learner
+
+
+def random_batch(seed=0, lengths=(8, 5, 3, 6), terminated=(False, True, True, False)):
+    g = torch.Generator().manual_seed(seed)
+    b = empty_batch(episode_scheme(SPEC), len(lengths))
+    for k, (n, term) in enumerate(zip(lengths, terminated, strict=True)):
+        b["obs"][k, : n + 1] = torch.randn(n + 1, N, OBS, generator=g)
+        b["state"][k, : n + 1] = torch.randn(n + 1, STATE, generator=g)
+        avail = torch.rand(n + 1, N, A, generator=g) < 0.6
+        avail[..., 0] = True
+        b["avail"][k, : n + 1] = avail
+        b["actions"][k, :n] = torch.multinomial(avail[:n].reshape(-1, A).float(), 1, generator=g).view(n, N)
+        b["reward"][k, :n] = torch.rand(n, generator=g)
+        b["filled"][k, :n] = True
+        b["terminated"][k, n - 1] = term
+    return b
+
+
+def test_select_actions_never_picks_unavailable():
+    g = torch.Generator().manual_seed(0)
+    q = torch.randn(64, N, A) * 100
+    avail = torch.rand(64, N, A) < 0.4
+    avail[..., 3] = True
+    for eps in (0.0, 0.5, 1.0):
+        for _ in range(20):
+            acts = select_actions(q, avail, eps, g)
+            assert avail.gather(-1, acts.unsqueeze(-1)).all()
+    greedy = select_actions(q, avail, 0.0, g)
+    torch.testing.assert_close(greedy, q.masked_fill(~avail, -1e9).argmax(-1))
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_unavailable_actions_never_maximised_over(algo, monkeypatch):
+    """Targets do not change when the Q-values of unavailable actions change, however large they get."""
+    learner = make_learner(algo)
+    batch = random_batch()
+    last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
+    from effmarl.nets.rnn_agent import agent_inputs
+
+    inputs = agent_inputs(batch["obs"], last, A)
+    outputs = {}
+    original = Learner.unroll
+
+    def fake_unroll(agent, x):
+        return outputs.get(id(agent), original(agent, x))
+
+    monkeypatch.setattr(Learner, "unroll", staticmethod(fake_unroll))
+    q_online = original(learner.agent, inputs)
+    y = learner.td_targets(batch, inputs, q_online)
+    unavailable = ~batch["avail"]
+    for agent in [learner.target[name] for name in learner.target if name.endswith("agent")]:
+        outputs[id(agent)] = original(agent, inputs).masked_fill(unavailable, 1e6)
+    y_big = learner.td_targets(batch, inputs, q_online.masked_fill(unavailable, 1e6))
+    torch.testing.assert_close(y, y_big)
+
+
+@pytest.mark.parametrize("algo", ALGOS)
+def test_padding_never_contributes_to_the_loss(algo):
+    learner = make_learner(algo, return_kind="td_lambda")
+    batch = random_batch()
+    garbage = copy.deepcopy(batch)
+    g = torch.Generator().manual_seed(9)
+    lengths = batch["filled"].sum(1)
+    for k, n in enumerate(lengths.tolist()):
+        garbage["obs"][k, n + 1:] = torch.randn_like(garbage["obs"][k, n + 1:]) * 50
+        garbage["state"][k, n + 1:] = torch.randn_like(garbage["state"][k, n + 1:]) * 50
+        garbage["avail"][k, n + 1:] = torch.rand(garbage["avail"][k, n + 1:].shape, generator=g) < 0.5
+        garbage["actions"][k, n:] = torch.randint(0, A, garbage["actions"][k, n:].shape, generator=g)
+        garbage["reward"][k, n:] = 77.0
+        garbage["terminated"][k, n:] = torch.rand(T - n, generator=g) < 0.5
+    grads = []
+    for b in (batch, garbage):
+        learner.zero_grad()
+        loss, _ = learner.loss(b)
+        loss.backward()
+        grads.append((loss.detach(), [p.grad.clone() for p in learner.online_parameters()]))
+    torch.testing.assert_close(grads[0][0], grads[1][0])
+    for a, b in zip(grads[0][1], grads[1][1], strict=True):
+        torch.testing.assert_close(a, b)
+
+
+def test_ow_weights_and_res_regulariser_are_reported():
+    _, stats = make_learner("ow_qmix").loss(random_batch())
+    assert 0.1 <= stats["ow_weight_mean"] <= 1.0 and stats["central_loss"] >= 0
+    _, stats = make_learner("res_qmix").loss(random_batch())
+    assert stats["res_regulariser"] >= 0
+
+
+def test_config_errors_name_the_field():
+    cfg = run_cfg()
+    del cfg["budget"]["env_steps"]
+    with pytest.raises(ConfigError, match="budget.env_steps"):
+        check_config(cfg)
+    with pytest.raises(ConfigError, match="qmix.batch_size"):
+        check_config(run_cfg(batch_size=64, buffer_size=32))
+    with pytest.raises(ConfigError, match="qmix.return_kind"):
+        run_cfg(return_kind="sarsa")
+    with pytest.raises(ConfigError, match="env.map"):
+        validate({"study": "t", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "2c_vs_64zg"},
+                  "budget": {"env_steps": 5}}, part="run")
+
+
+# ---- end to end on SMAX 3m (short runs; the jit compilation is cached on disk after the first) ----------
+def short_cfg(algo, **qmix):
+    settings = {"num_envs": 2, "eval_episodes": 2, "batch_size": 2, "buffer_size": 8, "eval_every": 40,
+                "checkpoint_every": 50, "target_update_interval": 4, "keep_checkpoint": True, **qmix}
+    cfg = validate({"study": "t", "algo": algo, "seed": 3, "env": {"backend": "smax", "map": "3m"},
+                    "budget": {"env_steps": 120}, "qmix": settings}, part="run")
+    return cfg
+
+
+def train_to(cfg, path, stop_after=None):
+    from effmarl.algos import qmix
+    from effmarl.runs import RunDir
+
+    qmix.run(copy.deepcopy(cfg), RunDir(path, cfg), stop_after=stop_after)
+
+
+def comparable(path):
+    metrics = pd.read_parquet(path / "metrics.parquet").drop(columns=["wall_s"])
+    model = torch.load(path / "model.pt")
+    return metrics, model
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ALGOS)
+def test_runs_are_deterministic_on_cpu(algo, tmp_path):
+    cfg = short_cfg(algo)
+    train_to(cfg, tmp_path / "a")
+    train_to(cfg, tmp_path / "b")
+    (ma, wa), (mb, wb) = comparable(tmp_path / "a"), comparable(tmp_path / "b")
+    pd.testing.assert_frame_equal(ma, mb)
+    assert wa.keys() == wb.keys() and all(torch.equal(wa[k], wb[k]) for k in wa)
+    assert ma["env_steps"].iloc[-1] >= 120 and ma["updates"].iloc[-1] > 0
+    assert {"test_win_rate", "test_return", "train_return", "epsilon", "loss"} <= set(ma.columns)
+    phases = set(pd.read_parquet(tmp_path / "a" / "phases.parquet")["phase"])
+    assert {"env_step", "action_selection", "buffer_add", "sampling", "learner_forward", "learner_backward",
+            "target_update", "evaluation", "checkpoint"} <= phases
+
+
+@pytest.mark.slow
+def test_resumed_run_equals_uninterrupted(tmp_path):
+    cfg = short_cfg("qmix")
+    train_to(cfg, tmp_path / "full")
+    train_to(cfg, tmp_path / "crash", stop_after=50)
+    assert (tmp_path / "crash" / "checkpoint" / "state.pt").exists()
+    assert not (tmp_path / "crash" / "metrics.parquet").exists()
+    train_to(cfg, tmp_path / "crash")  # resumes from the checkpoint
+    (ma, wa), (mb, wb) = comparable(tmp_path / "full"), comparable(tmp_path / "crash")
+    pd.testing.assert_frame_equal(ma, mb)
+    assert all(torch.equal(wa[k], wb[k]) for k in wa)
+
+
+def test_checkpoint_of_another_config_is_refused(tmp_path):
+    from effmarl.algos.qmix import QMIXRun
+    from effmarl.runs import RunDir
+
+    cfg = short_cfg("qmix")
+    state = QMIXRun(cfg, RunDir(tmp_path, cfg))
+    state._started = 0.0
+    state.save()
+    other = short_cfg("qmix", lr=0.001)
+    with pytest.raises(ConfigError, match="another configuration"):
+        QMIXRun(other, RunDir(tmp_path, other)).load()
