@@ -1,7 +1,7 @@
 # Helpers shared by the rule files.
 import os
 
-# Final outputs of each study, registered by the study's own .smk file as {study: [paths]}.
+# Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
 STUDY_TARGETS = {}
 
 
@@ -27,5 +27,29 @@ def output_stem(wildcards, output):
     return os.path.splitext(output[0])[0]
 
 
+# Figures and tables, registered by the study .smk files and made by the generic figure and table rules
+# (outputs.smk), as {(group, stem): {"name": registered figure/table name, "inputs": [paths]}}. A group is
+# the folder under FIGURES: a study's name, or a paper ("paper1", "mast") for outputs combining studies.
+FIGURE_SPECS = {}
+TABLE_SPECS = {}
+
+
+def add_figure(group, stem, name, inputs):
+    """Register figure `name` (analysis/figures) made from `inputs` as {FIGURES}/<group>/<stem>.{pdf,png}."""
+    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+    STUDY_TARGETS.setdefault(group, []).extend(figure_files(group, stem))
+
+
+def add_table(group, stem, name, inputs):
+    """Register table `name` (analysis/tables) made from `inputs` as {FIGURES}/<group>/tables/<stem>.{csv,md}."""
+    TABLE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+    STUDY_TARGETS.setdefault(group, []).extend(table_files(group, stem))
+
+
+def summary(study, table="metrics"):
+    """The tidy study table aggregated from every run's <table>.parquet."""
+    return f"{RESULTS}/{study}/{table}.summary.parquet"
+
+
 def study_targets():
-    return [path for study in RUNS for path in STUDY_TARGETS.get(study, [])]
+    return [path for paths in STUDY_TARGETS.values() for path in paths]
