@@ -30,6 +30,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
+include: "workflow/rules/mast.smk"
 
 
 rule all:
