@@ -9,10 +9,10 @@ from types import SimpleNamespace
 import pandas as pd
 import pytest
 import torch
+from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
 from effmarl.algos.qmix import Learner, QMIXRun, accounting, check_config, mast_components, tiny_hyper
 from effmarl.config import ConfigError, validate
-from effmarl.envs.base import EnvSpec
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, input_dim, linear_factory
 from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
@@ -21,9 +21,6 @@ from effmarl.sparse import flops
 from effmarl.sparse.masks import sparsifiable_weights
 from effmarl.targets.mellowmax import soft_mellowmax
 from effmarl.targets.returns import lambda_returns, one_step
-
-N, OBS, A, STATE, T = 3, 6, 5, 7, 8
-SPEC = EnvSpec([f"ally_{i}" for i in range(N)], ["ally"] * N, [OBS] * N, [A] * N, STATE, T)
 
 
 def run_cfg(algo="qmix", method="mast", budget=1000, **sections):
@@ -38,22 +35,6 @@ def make_learner(algo="qmix", method="mast", delta_m=2, mellowmax=None):
     cfg = run_cfg(algo, method)
     return Learner(algo, cfg["qmix"], N, OBS, A, STATE, sparse={**cfg["sparse"], "delta_m": delta_m},
                    mellowmax=mellowmax, seed=0)
-
-
-def random_batch(seed=0, lengths=(8, 5, 3, 6), terminated=(False, True, True, False)):
-    g = torch.Generator().manual_seed(seed)
-    b = empty_batch(episode_scheme(SPEC), len(lengths))
-    for k, (n, term) in enumerate(zip(lengths, terminated, strict=True)):
-        b["obs"][k, : n + 1] = torch.randn(n + 1, N, OBS, generator=g)
-        b["state"][k, : n + 1] = torch.randn(n + 1, STATE, generator=g)
-        avail = torch.rand(n + 1, N, A, generator=g) < 0.6
-        avail[..., 0] = True
-        b["avail"][k, : n + 1] = avail
-        b["actions"][k, :n] = torch.multinomial(avail[:n].reshape(-1, A).float(), 1, generator=g).view(n, N)
-        b["reward"][k, :n] = torch.rand(n, generator=g)
-        b["filled"][k, :n] = True
-        b["terminated"][k, n - 1] = term
-    return b
 
 
 def inputs_of(batch):
@@ -195,7 +176,7 @@ def test_dual_buffer_batches_are_exactly_b1_plus_b2():
     dual = DualReplay.build(lambda c: EpisodeBuffer(scheme, c), 500, ratio=50, split=(3, 1), concat=concat)
     assert dual.small.capacity == 10
     for k in range(0, 200, 8):
-        dual.add(marked_episodes(k, 8, length=3 if k < 190 else 6))  # the newest episodes are the longest
+        dual.add(marked_episodes(k, 8, length=3 if k < 192 else 6))  # the newest episodes are the longest
     g = torch.Generator().manual_seed(0)
     for _ in range(20):
         batch = dual.sample(32, g)
@@ -203,7 +184,7 @@ def test_dual_buffer_batches_are_exactly_b1_plus_b2():
         assert batch["reward"].shape == (32, 6)  # padded to the longest of both parts
         assert len(set(ids[:24].tolist())) == 24 and len(set(ids[24:].tolist())) == 8
         assert (ids[24:] >= 190).all()  # b2 = 8 from B2, which holds only the 10 newest episodes
-        assert batch["filled"].sum(1).tolist() == [6 if i >= 190 else 3 for i in ids.tolist()]
+        assert batch["filled"].sum(1).tolist() == [6 if i >= 192 else 3 for i in ids.tolist()]
 
 
 def test_dynamic_window_shrinks_and_grows():
