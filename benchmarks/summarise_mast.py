@@ -65,7 +65,9 @@ def main() -> None:
 
     prov = json.loads((runs[0] / "provenance.json").read_text())
     schedule = json.loads((runs[-1] / "schedule.json").read_text())
-    wide = curve.pivot_table(index="env_steps", columns="method", values="test_win_rate", sort=False)
+    curve["evaluation"] = curve.groupby("method", sort=False).cumcount()  # runs evaluate at nearby, not equal, steps
+    wide = curve.pivot_table(index="evaluation", columns="method", values="test_win_rate", sort=False)
+    wide.insert(0, "env_steps (approx.)", curve.groupby("evaluation")["env_steps"].min().round(-3).astype(int))
     lines = ["# Dense vs RigL vs MAST QMIX on SMAX 3m at 90 % sparsity: benchmark runs", "",
              "Command: `benchmarks/run_mast_smax_3m.sh` (= for m in dense rigl mast: `nice -n 10 effmarl train "
              "--config benchmarks/mast_smax_3m.yaml --out results/bench/mast_smax_3m/$m --set sparse.method=$m`, "
@@ -81,7 +83,7 @@ def main() -> None:
              f"{schedule['burn_in_env_steps']} env steps.", "",
              "## Summary", "", table.to_markdown(index=False, floatfmt=".4g"), "",
              "## Test win rate by evaluation", "", "![curves](" + args.stem.with_suffix(".png").name + ")", "",
-             wide.reset_index().to_markdown(index=False, floatfmt=".3g"), ""]
+             wide.reset_index(drop=True).to_markdown(index=False, floatfmt=".3g"), ""]
     args.stem.with_suffix(".md").write_text("\n".join(lines))
     print(table.to_string())
 
