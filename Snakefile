@@ -31,6 +31,7 @@ include: "workflow/rules/runs.smk"
 include: "workflow/rules/outputs.smk"
 include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
+include: "workflow/rules/mast.smk"
 
 
 rule all:

@@ -15,6 +15,11 @@ Timing: one process, torch threads fixed, the variants interleaved in a rotating
 (A B C ... then B C ... A), many repeats; we report the median time per call and speedup = dense / variant.
 
     python benchmarks/sparse_inference.py --out benchmarks/results/sparse_inference
+
+With --run RUN_DIR the networks are a trained run's per-agent agent networks (model.pt) with their final masks
+(masks.pt, e.g. a MAST run): each agent's own network runs on its `rows` observations (rows = parallel envs), the
+agents one after another, in every variant alike; "dense" then has the trained weights with the masks ignored
+(the dense per-agent model's cost).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import torch
 from torch import nn
 
 from effmarl.sparse import SparseTopology
-from effmarl.sparse.flops import count
+from effmarl.sparse.flops import count, gru_forward_flops, linear_forward_flops
 from effmarl.sparse.inference import CompactLinear, CSRLinear
 
 
@@ -91,6 +96,59 @@ def build(obs: int, hidden: int, actions: int, sparsity: float, seed: int):
     return variants, topo
 
 
+class PerAgent(nn.Module):
+    """n per-agent networks; x [n, rows, in], h [n, rows, hidden]; agent i's network on x[i]."""
+
+    def __init__(self, nets: list[nn.Module]):
+        super().__init__()
+        self.nets = nn.ModuleList(nets)
+
+    def forward(self, x, h):
+        outs = [net(x[i], h[i]) for i, net in enumerate(self.nets)]
+        return torch.stack([o[0] for o in outs]), torch.stack([o[1] for o in outs])
+
+
+def build_from_run(run: Path):
+    """Variants of a trained run's per-agent agent networks (model.pt) with its final masks (masks.pt)."""
+    weights = torch.load(run / "model.pt", map_location="cpu")
+    masks = torch.load(run / "masks.pt", map_location="cpu")["online"]["topology"]["masks"]
+    n, hidden, obs = weights["agent.fc1.weight"].shape
+    actions = weights["agent.fc2.weight"].shape[1]
+    names = {"fc1.weight": "agent.fc1.weight", "fc1.bias": "agent.fc1.bias", "rnn.weight_ih": "agent.rnn.ih.weight",
+             "rnn.bias_ih": "agent.rnn.ih.bias", "rnn.weight_hh": "agent.rnn.hh.weight",
+             "rnn.bias_hh": "agent.rnn.hh.bias", "fc2.weight": "agent.fc2.weight", "fc2.bias": "agent.fc2.bias"}
+    per_agent = {k: [] for k in ("dense", "masked_dense", "mask_mul", "csr", "compact")}
+    flops = {"sparse": 0.0, "dense": 0.0}
+    densities = []
+    for a in range(n):
+        sparse, dense = Agent(obs, hidden, actions), Agent(obs, hidden, actions)
+        sparse.load_state_dict({k: weights[v][a] for k, v in names.items()})
+        agent_masks = {k: masks[v][a] for k, v in names.items() if v in masks}
+        dense.load_state_dict(sparse.state_dict())
+        with torch.no_grad():  # the dense model: the masked-out weights get values again (cost is what matters)
+            for k, m in agent_masks.items():
+                p = dict(dense.named_parameters())[k]
+                p[~m] = torch.randn(int((~m).sum())) * 0.05
+        for k, m in agent_masks.items():
+            assert not dict(sparse.named_parameters())[k][~m].any(), k  # the trained weights are exactly sparse
+        per_agent["dense"].append(dense)
+        per_agent["masked_dense"].append(sparse)
+        per_agent["mask_mul"].append(MaskMul(sparse, agent_masks))
+        per_agent["csr"].append(Factored(sparse, CSRLinear))
+        per_agent["compact"].append(Factored(sparse, CompactLinear))
+        d = {k: float(m.float().mean()) for k, m in agent_masks.items()}
+        densities.append(d)
+        gru_d = (agent_masks["rnn.weight_ih"].sum() + agent_masks["rnn.weight_hh"].sum()).item() / (
+            3 * hidden * (2 * hidden))
+        for key, scale in (("sparse", None), ("dense", 1.0)):
+            flops[key] += (linear_forward_flops(obs, hidden, scale or d["fc1.weight"])
+                           + gru_forward_flops(hidden, hidden, scale or gru_d)
+                           + linear_forward_flops(hidden, actions, scale or d["fc2.weight"]))
+    variants = {k: PerAgent(v) for k, v in per_agent.items()}
+    return variants, {"n_agents": n, "obs": obs, "hidden": hidden, "actions": actions, "densities": densities,
+                      "flops_ratio": flops["sparse"] / flops["dense"]}
+
+
 def time_block(fn, x, h, iters: int) -> float:
     start = time.perf_counter()
     for _ in range(iters):
@@ -110,19 +168,35 @@ def main() -> None:
     ap.add_argument("--budget-s", type=float, default=0.01, help="target seconds per timed block (sets iters)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=Path("benchmarks/results/sparse_inference"))
+    ap.add_argument("--run", type=Path, help="a trained run directory (model.pt + masks.pt): its per-agent networks")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
 
-    variants, topo = build(args.obs, args.hidden, args.actions, args.sparsity, args.seed)
+    if args.run:
+        variants, info = build_from_run(args.run)
+        args.obs, args.hidden, args.actions = info["obs"], info["hidden"], info["actions"]
+        lead = (info["n_agents"],)
+        compacts = variants["compact"].nets
+        kept = {n: round(sum(getattr(c, n).kept_fraction for c in compacts) / len(compacts), 3)
+                for n in ("fc1", "ih", "hh", "fc2")}
+        flops_ratio = info["flops_ratio"]
+        density_text = "; ".join(f"agent {a}: " + ", ".join(f"{k} {v:.3f}" for k, v in d.items())
+                                 for a, d in enumerate(info["densities"]))
+    else:
+        variants, topo = build(args.obs, args.hidden, args.actions, args.sparsity, args.seed)
+        lead = ()
+        compact = variants["compact"]
+        kept = {n: round(getattr(compact, n).kept_fraction, 3) for n in ("fc1", "ih", "hh", "fc2")}
+        flops = count(variants["masked_dense"], topo)
+        flops_ratio = flops["forward_flops"] / flops["dense_forward_flops"]
+        density_text = ", ".join(f"{k} {v:.3f}" for k, v in topo.layer_density().items())
     names = list(variants)
-    compact = variants["compact"]
-    kept = {n: round(getattr(compact, n).kept_fraction, 3) for n in ("fc1", "ih", "hh", "fc2")}
-    flops = count(variants["masked_dense"], topo)
     rows_out = []
     with torch.inference_mode():
         for rows in args.rows:
             gen = torch.Generator().manual_seed(rows)
-            x, h = torch.randn(rows, args.obs, generator=gen), torch.randn(rows, args.hidden, generator=gen)
+            x = torch.randn(*lead, rows, args.obs, generator=gen)
+            h = torch.randn(*lead, rows, args.hidden, generator=gen)
             ref = variants["masked_dense"](x, h)
             for name in ("mask_mul", "csr", "compact"):
                 out = variants[name](x, h)
@@ -153,19 +227,21 @@ def main() -> None:
         f.write(",".join(header) + "\n")
         for r in rows_out:
             f.write(",".join(f"{r[k]:.4g}" if isinstance(r[k], float) else str(r[k]) for k in header) + "\n")
+    command = (f"python benchmarks/sparse_inference.py --run {args.run}" if args.run else
+               f"python benchmarks/sparse_inference.py --obs {args.obs} --hidden {args.hidden} --actions "
+               f"{args.actions} --sparsity {args.sparsity}")
+    network = (f"{lead[0]} trained per-agent networks from {args.run} (model.pt, masks.pt), each "
+               if args.run else "Network ")
     lines = [
         "# Sparse agent-network inference on the CPU",
         "",
-        f"Command: `python benchmarks/sparse_inference.py --obs {args.obs} --hidden {args.hidden} --actions "
-        f"{args.actions} --sparsity {args.sparsity} --rows {' '.join(map(str, args.rows))} --threads "
-        f"{args.threads} --repeats {args.repeats}`",
+        f"Command: `{command} --rows {' '.join(map(str, args.rows))} --threads {args.threads} --repeats "
+        f"{args.repeats} --out {args.out}`",
         f"torch {torch.__version__}, {platform.processor() or platform.machine()}, {args.threads} thread(s), "
         f"{platform.python_version()}",
-        f"Network fc({args.obs}->{args.hidden}) -> GRUCell({args.hidden}) -> fc({args.hidden}->{args.actions}), "
-        f"ER densities at global sparsity {args.sparsity}: "
-        + ", ".join(f"{k} {v:.3f}" for k, v in topo.layer_density().items()),
-        f"Theoretical forward FLOPs ratio sparse/dense: {flops['forward_flops'] / flops['dense_forward_flops']:.3f} "
-        f"(a {flops['dense_forward_flops'] / flops['forward_flops']:.1f}x reduction)",
+        f"{network}fc({args.obs}->{args.hidden}) -> GRUCell({args.hidden}) -> fc({args.hidden}->{args.actions}), "
+        f"densities: {density_text}",
+        f"Theoretical forward FLOPs ratio sparse/dense: {flops_ratio:.3f} (a {1 / flops_ratio:.1f}x reduction)",
         f"Compaction keeps (live rows x live cols / all) per matrix: {kept}",
         "",
         "Speedup = median dense time / median variant time (interleaved; q25-q75 of per-repeat ratios).",

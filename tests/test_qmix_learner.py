@@ -170,8 +170,13 @@ def test_runs_are_deterministic_on_cpu(algo, tmp_path):
 
 
 @pytest.mark.slow
-def test_resumed_run_equals_uninterrupted(tmp_path):
-    cfg = short_cfg("qmix")
+@pytest.mark.parametrize("method", ["dense", "mast"])
+def test_resumed_run_equals_uninterrupted(method, tmp_path):
+    cfg = short_cfg("qmix", shared_params=method == "dense")
+    if method != "dense":  # masks, topology RNG and evolution history, dual buffer and hybrid targets resume too
+        cfg["sparse"].update(method=method, delta_m=2)
+        cfg["qmix"].update(batch_size=4, buffer_size=100)  # B2 = 2 episodes, batches of 3 + 1
+        cfg["mast"]["td_lambda"]["burn_in_fraction"] = 0.5
     train_to(cfg, tmp_path / "full")
     train_to(cfg, tmp_path / "crash", stop_after=50)
     assert (tmp_path / "crash" / "checkpoint" / "state.pt").exists()
@@ -180,6 +185,13 @@ def test_resumed_run_equals_uninterrupted(tmp_path):
     (ma, wa), (mb, wb) = comparable(tmp_path / "full"), comparable(tmp_path / "crash")
     pd.testing.assert_frame_equal(ma, mb)
     assert all(torch.equal(wa[k], wb[k]) for k in wa)
+    if method != "dense":
+        sa, sb = torch.load(tmp_path / "full" / "masks.pt"), torch.load(tmp_path / "crash" / "masks.pt")
+        for part in ("online", "target"):
+            masks_a, masks_b = sa[part]["topology"]["masks"] if part == "online" else sa[part]["masks"], (
+                sb[part]["topology"]["masks"] if part == "online" else sb[part]["masks"])
+            assert all(torch.equal(masks_a[k], masks_b[k]) for k in masks_a)
+        assert sa["online"]["history"] == sb["online"]["history"] and sa["online"]["history"]
 
 
 def test_checkpoint_of_another_config_is_refused(tmp_path):

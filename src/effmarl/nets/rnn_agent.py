@@ -26,7 +26,7 @@ class StackedLinear(nn.Module):
 
     def __init__(self, n: int, in_features: int, out_features: int):
         super().__init__()
-        self.in_features, self.out_features = in_features, out_features
+        self.n_agents, self.in_features, self.out_features = n, in_features, out_features
         self.weight = nn.Parameter(torch.empty(n, out_features, in_features))
         self.bias = nn.Parameter(torch.empty(n, out_features))
         bound = 1.0 / math.sqrt(in_features)  # nn.Linear's default initialisation, per agent

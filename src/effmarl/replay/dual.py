@@ -71,3 +71,10 @@ class DualReplay:
         if n1 == 0:
             return self.small.sample(n2, rng)
         return self.concat(self.large.sample(n1, rng), self.small.sample(n2, rng))
+
+    def state_dict(self) -> dict:
+        return {"large": self.large.state_dict(), "small": self.small.state_dict()}
+
+    def load_state_dict(self, state: dict) -> None:
+        self.large.load_state_dict(state["large"])
+        self.small.load_state_dict(state["small"])

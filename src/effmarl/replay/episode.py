@@ -53,6 +53,20 @@ def used_steps(batch: dict[str, torch.Tensor]) -> int:
     return max(int(lengths.max()), 1)
 
 
+def concat(first: dict[str, torch.Tensor], second: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Two batches as one, the shorter zero-padded in time to the longer (padding: filled = False)."""
+    steps = max(first["filled"].shape[1], second["filled"].shape[1])
+
+    def padded(batch):
+        extra = steps - batch["filled"].shape[1]
+        if extra == 0:
+            return batch
+        return {k: torch.cat([v, v.new_zeros((v.shape[0], extra, *v.shape[2:]))], dim=1) for k, v in batch.items()}
+
+    a, b = padded(first), padded(second)
+    return {k: torch.cat([a[k], b[k]], dim=0) for k in a}
+
+
 class EpisodeBuffer:
     def __init__(self, scheme: dict, capacity: int, device="cpu"):
         self.scheme, self.capacity, self.device = scheme, capacity, torch.device(device)
@@ -80,11 +94,27 @@ class EpisodeBuffer:
     def can_sample(self, batch_size: int) -> bool:
         return self.size >= batch_size
 
-    def sample(self, batch_size: int, generator: torch.Generator | None = None) -> dict[str, torch.Tensor]:
-        """`batch_size` distinct stored episodes, uniformly, cut to the longest of them."""
-        if not self.can_sample(batch_size):
-            raise ValueError(f"episode buffer holds {self.size} episodes, cannot sample {batch_size}")
-        idx = torch.randperm(self.size, generator=generator)[:batch_size].to(self.device)
+    def sample(self, batch_size: int, generator: torch.Generator | None = None,
+               newest: int | None = None) -> dict[str, torch.Tensor]:
+        """`batch_size` distinct stored episodes, uniformly, cut to the longest of them; with `newest`, only
+        among the `newest` most recently added episodes (a smaller FIFO window over the same storage)."""
+        window = self.size if newest is None else min(newest, self.size)
+        if window < batch_size:
+            raise ValueError(f"episode buffer holds {window} sampleable episodes, cannot sample {batch_size}")
+        if window == self.size:
+            idx = torch.randperm(self.size, generator=generator)[:batch_size]
+        else:
+            idx = self.recent_indices(window)[torch.randperm(window, generator=generator)[:batch_size]]
+        return self.gather(idx)
+
+    def recent_indices(self, window: int) -> torch.Tensor:
+        """Storage indices of the `window` most recent episodes, oldest first."""
+        window = min(window, self.size)
+        return (self.next_index - window + torch.arange(window)) % self.capacity
+
+    def gather(self, idx: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The episodes at storage indices idx, cut to the longest of them."""
+        idx = idx.to(self.device)
         batch = {k: v.index_select(0, idx) for k, v in self.data.items()}
         return cut(batch, used_steps(batch))
 

@@ -30,7 +30,7 @@ from effmarl.sparse.masks import ModuleLike, SparseTopology
 GROWTH = {"static": None, "set": "random", "rigl": "gradient", "rlx2": "gradient", "mast": "gradient"}
 
 
-def cosine_zeta(t: int, total_updates: int, zeta0: float = 0.5, anneal_end: float = 0.75) -> float:
+def cosine_zeta(t: float, total_updates: float, zeta0: float = 0.5, anneal_end: float = 0.75) -> float:
     """Fraction of active weights to drop (and regrow) at update t."""
     end = anneal_end * total_updates
     if t >= end or end <= 0:
@@ -46,11 +46,15 @@ class TopologySchedule:
     zeta0: float = 0.5
     anneal_end: float = 0.75
 
-    def zeta(self, t: int) -> float:
+    def zeta(self, t: int, progress: float | None = None) -> float:
+        """ζ at update t; with `progress` (fraction of the training budget done, e.g. env steps / budget, for
+        learners whose number of updates is not known in advance) the cosine runs over progress instead of t/T."""
+        if progress is not None:
+            return cosine_zeta(progress, 1.0, self.zeta0, self.anneal_end)
         return cosine_zeta(t, self.total_updates, self.zeta0, self.anneal_end)
 
-    def due(self, t: int) -> bool:
-        return self.grow is not None and t > 0 and t % self.delta_m == 0 and self.zeta(t) > 0.0
+    def due(self, t: int, progress: float | None = None) -> bool:
+        return self.grow is not None and t > 0 and t % self.delta_m == 0 and self.zeta(t, progress) > 0.0
 
 
 class SparseTraining:
@@ -75,12 +79,13 @@ class SparseTraining:
                                     sparse_cfg.get("zeta0", 0.5), sparse_cfg.get("anneal_end", 0.75))
         return cls(topology, schedule)
 
-    def before_step(self, optimizer: torch.optim.Optimizer, t: int) -> dict | None:
+    def before_step(self, optimizer: torch.optim.Optimizer, t: int, progress: float | None = None) -> dict | None:
         """After backward, before clipping and optimizer.step(): evolve the topology if due (RigL ranks growth by
-        the dense gradient still in .grad), reset the optimiser state where the mask changed, mask gradients."""
+        the dense gradient still in .grad), reset the optimiser state where the mask changed, mask gradients.
+        `progress` (optional): fraction of training done, for ζ's cosine (see TopologySchedule.zeta)."""
         row = None
-        if self.schedule.due(t):
-            zeta = self.schedule.zeta(t)
+        if self.schedule.due(t, progress):
+            zeta = self.schedule.zeta(t, progress)
             changed, stats = self.topology.evolve(zeta, self.schedule.grow)
             self.topology.reset_optimizer_state(optimizer, changed)
             row = {"t": t, "zeta": zeta, "layers": stats}

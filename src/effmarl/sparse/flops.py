@@ -5,7 +5,9 @@ Per layer, with density d = 1 − S taken from the layer's own mask (dense when 
 - GRU, input I, hidden h:                 forward d·3h·[2(h + I) − 1]  size d·3h·(h + I)
   (the GRU is counted as one [3h, h + I] matrix; with different densities of weight_ih and weight_hh, d is the
   density of that concatenated matrix, i.e. (nnz_ih + nnz_hh)/(3h(h + I)), which gives the formula exactly)
-- a stacked per-agent layer (AgentLinear, AgentGRUCell) counts every agent's copy with that copy's own mask;
+- nets.rnn_agent.GRUCell (a GRU written out from two linear maps ih and hh) is counted as one GRU;
+- a stacked per-agent layer (AgentLinear, StackedLinear, AgentGRUCell) counts every agent's copy with that copy's
+  own mask;
   `copies` multiplies a whole network evaluated several times (a parameter-shared agent network run by n agents).
 Only weight matrices count (biases, activations, gates and the mixer's bmm are outside the paper's formulas).
 Backward = 2 × forward. Inference = the agent networks' forward only. Per training iteration with batch B
@@ -21,6 +23,8 @@ from dataclasses import asdict, dataclass
 
 from torch import nn
 
+from effmarl.nets.rnn_agent import GRUCell as ComposedGRUCell
+from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 from effmarl.sparse.masks import ModuleLike, SparseTopology, named_modules
 
@@ -61,11 +65,22 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
 
     Parameter names follow SparseTopology's convention, so the topology's masks are found for each layer.
     """
-    rows = []
+    rows, inside_gru = [], ()
     for mname, mod in named_modules(modules):
         prefix = f"{mname}." if mname else ""
-        if isinstance(mod, nn.Linear | AgentLinear):
-            stacked = mod.n_agents if isinstance(mod, AgentLinear) else 1
+        if inside_gru and mname.startswith(inside_gru):
+            continue  # the ih / hh maps of a composed GRU cell, counted with the cell
+        if isinstance(mod, ComposedGRUCell):  # nets.rnn_agent.GRUCell: a GRU written out from two linear maps
+            inside_gru = prefix
+            names, params = [prefix + "ih.weight", prefix + "hh.weight"], [mod.ih.weight, mod.hh.weight]
+            stacked = getattr(mod.ih, "n_agents", 1)
+            nnz = sum(_nnz(topology, n, p) for n, p in zip(names, params, strict=True))
+            numel = sum(p.numel() for p in params)
+            dense = stacked * copies * gru_forward_flops(mod.ih.in_features, mod.hidden_size)
+            rows.append(LayerCount(mname, "gru", mod.ih.in_features, mod.hidden_size, stacked * copies,
+                                   nnz * copies, numel * copies, dense * nnz / numel, dense))
+        elif isinstance(mod, nn.Linear | AgentLinear | StackedLinear):
+            stacked = getattr(mod, "n_agents", 1)
             nnz, numel = _nnz(topology, prefix + "weight", mod.weight), mod.weight.numel()
             dense = stacked * copies * linear_forward_flops(mod.in_features, mod.out_features)
             rows.append(LayerCount(mname, "linear", mod.in_features, mod.out_features, stacked * copies,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse.density import kept_counts, layer_densities
 from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 
@@ -49,12 +50,12 @@ def named_modules(modules: ModuleLike) -> Iterable[tuple[str, nn.Module]]:
 
 
 def sparsifiable_weights(modules: ModuleLike) -> list[str]:
-    """Names of the weights MAST sparsifies: Linear / AgentLinear weights and the input-hidden and hidden-hidden
-    weights of recurrent cells and layers (GRUCell, GRU, AgentGRUCell, ...). Biases are left dense."""
+    """Names of the weights MAST sparsifies: Linear / AgentLinear / StackedLinear weights and the input-hidden and
+    hidden-hidden weights of recurrent cells and layers (GRUCell, GRU, AgentGRUCell, ...). Biases are left dense."""
     names = []
     for mname, mod in named_modules(modules):
         prefix = f"{mname}." if mname else ""
-        if isinstance(mod, nn.Linear | AgentLinear):
+        if isinstance(mod, nn.Linear | AgentLinear | StackedLinear):
             names.append(prefix + "weight")
         elif isinstance(mod, nn.RNNCellBase | AgentGRUCell):
             names += [prefix + "weight_ih", prefix + "weight_hh"]

@@ -2,4 +2,5 @@
 
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
+    "mast_methods": "effmarl.analysis.tables.mast_methods",
 }
