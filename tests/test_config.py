@@ -25,6 +25,14 @@ def test_defaults_are_filled_from_the_schema():
     assert cfg["device"] == "cpu" and cfg["threads"] == 1
 
 
+def test_algorithm_sections_are_filled_only_for_the_algorithms_that_read_them():
+    random_run = validate(copy.deepcopy(GOOD_RUN), part="run")
+    assert set(random_run) == {"study", "algo", "seed", "env", "budget", "device", "threads", "profile"}
+    qmix_run = validate({**GOOD_RUN, "algo": "qmix", "env": {"backend": "smax", "map": "3m"},
+                         "budget": {"env_steps": 100}}, part="run")
+    assert {"qmix", "sparse", "mellowmax", "mast", "rlx2"} <= set(qmix_run)
+
+
 @pytest.mark.parametrize(("change", "expected"), [
     ({"algo": "maddpgg"}, "field 'algo': 'maddpgg' is not allowed; allowed values: 'random'"),
     ({"seed": -1}, "field 'seed': -1 is less than the minimum of 0"),

@@ -43,13 +43,16 @@ rule train:
 
 
 rule aggregate:
-    """One tidy table per study and run table (metrics, phases, ...), with run config columns."""
+    """One tidy table per study and run table (metrics, phases, or any extra table a run writes, such as
+    sparsity), with run config columns. A run's provenance.json is written last, so once it exists every
+    table of that run is complete."""
     input:
-        tables=lambda wc: run_files(wc.study, f"{wc.table}.parquet"),
-        provenance=lambda wc: run_files(wc.study, "provenance.json"),
+        lambda wc: run_files(wc.study, "provenance.json"),
     output:
         f"{RESULTS}/{{study}}/{{table}}.summary.parquet",
+    params:
+        tables=lambda wc: run_files(wc.study, f"{wc.table}.parquet"),
     log:
         f"{RESULTS}/{{study}}/{{table}}.summary.log",
     shell:
-        "effmarl aggregate {input.tables} --out {output} > {log} 2>&1"
+        "effmarl aggregate {params.tables} --out {output} > {log} 2>&1"
