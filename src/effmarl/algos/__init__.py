@@ -3,4 +3,6 @@
 # algo name (config field `algo`) -> module implementing it
 ALGORITHMS = {
     "random": "effmarl.algos.random_policy",
+    "maddpg": "effmarl.algos.maddpg",
+    "masac": "effmarl.algos.masac",
 }
