@@ -23,6 +23,7 @@ FIGURES = config["figures_dir"]
 include: "workflow/rules/common.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/skeleton.smk"
+include: "workflow/rules/paper1.smk"
 
 
 rule all:

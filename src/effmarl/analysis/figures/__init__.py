@@ -3,4 +3,5 @@
 
 FIGURES = {
     "skeleton_returns": "effmarl.analysis.figures.skeleton_returns",
+    "paper1_phases": "effmarl.analysis.figures.paper1_phases",
 }

@@ -2,4 +2,5 @@
 
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
+    "paper1_sampling": "effmarl.analysis.tables.paper1_sampling",
 }
