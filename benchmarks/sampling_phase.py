@@ -17,7 +17,6 @@ This is a speed measurement, not a test: run it on a quiet machine and read rati
 from __future__ import annotations
 
 import argparse
-import platform
 import time
 from pathlib import Path
 
@@ -59,12 +58,14 @@ def fill(storage, transitions: list[tuple], n: int) -> None:
                     done.copy())
 
 
-def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.Generator) -> float:
-    """Seconds for one update round's sampling phase in per_agent mode."""
+def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.Generator, sync) -> float:
+    """Seconds for one update round's sampling phase in per_agent mode (device synchronised around it)."""
+    sync()
     start = time.perf_counter()
     for _ in range(n_agents):
         indices = sampler.sample(len(storage), storage.write_pos, batch, rng)
         storage.gather(indices)
+    sync()
     return time.perf_counter() - start
 
 
@@ -73,20 +74,21 @@ def measure(n_agents: int, args) -> pd.DataFrame:
     storages = {}
     for kind in ("reference", "contiguous"):
         storages[kind] = make_storage({"storage": kind, "buffer_size": args.capacity, "backend": "torch"},
-                                      spec.obs_dims, spec.n_actions)
+                                      spec.obs_dims, spec.n_actions, device=args.device)
         fill(storages[kind], transitions, args.fill)
     configs = [("reference", "uniform", UniformSampler()), ("reference", f"neighbor_k{args.k}",
                                                             NeighborSampler(args.k)),
                ("contiguous", "uniform", UniformSampler()), ("contiguous", f"neighbor_k{args.k}",
                                                              NeighborSampler(args.k))]
     rng = np.random.default_rng(args.seed)
+    sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     for storage, _, sampler in configs:           # warm-up, not recorded
-        sampling_round(storages[storage], sampler, n_agents, args.batch, rng)
+        sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
     rows = []
     for rep in range(args.rounds):
         for c in range(len(configs)):
             storage, name, sampler = configs[(rep + c) % len(configs)]
-            secs = sampling_round(storages[storage], sampler, n_agents, args.batch, rng)
+            secs = sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
             rows.append({"n_agents": n_agents, "storage": storage, "sampler": name, "rep": rep, "seconds": secs})
     return pd.DataFrame(rows)
 
@@ -112,6 +114,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=30, help="measured update rounds per configuration")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="where batches (and the contiguous storage) live")
     parser.add_argument("--out", default=str(HERE / "results" / "sampling_phase"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -120,8 +123,8 @@ def main() -> None:
     rec = provenance.record(extra={"benchmark": "sampling_phase", "args": vars(args)})
     header = (f"Sampling phase per update round (per_agent batch mode: N × [draw {args.batch} indices, gather all "
               f"N agents]), buffers holding {args.fill} MPE simple_tag transitions, {args.rounds} interleaved "
-              f"rounds per configuration, {args.threads} torch thread(s).\n"
-              f"git {rec['git']['commit']} (dirty: {rec['git']['dirty']}), {platform.processor() or 'cpu'}, "
+              f"rounds per configuration, {args.threads} torch thread(s), device {args.device}.\n"
+              f"git {rec['git']['commit']} (dirty: {rec['git']['dirty']}), {rec['hardware']['cpu_model']}, "
               f"torch {torch.__version__}, numpy {np.__version__}.\n")
     out = Path(args.out)
     io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))

@@ -133,3 +133,34 @@ def test_random_floor_helper_sanity():
     m = pd.DataFrame({"episode": [0, 0, 1, 1], "team": ["predator", "prey"] * 2, "return": [1.0, -1, 3, -2]})
     assert team_mean(m, "predator", range(2)) == 2.0
     assert np.isclose(team_mean(m, "prey", range(2)), -1.5)
+
+
+def learning_config(algo: str) -> dict:
+    """A fast-learning small run: updates every step on batches of 64 after 20 episodes of warm-up."""
+    return validate({"study": "test", "algo": algo, "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
+                     "budget": {"episodes": LEARN_EPISODES},
+                     "offpolicy": {"batch_size": 64, "warmup": 500, "update_every": 1, "checkpoint_every": 0},
+                     "replay": {"storage": "contiguous", "batch_mode": "shared", "buffer_size": 100_000}},
+                     part="run")
+
+
+LEARN_EPISODES = 140
+MARGIN = 5.0   # team return; one predator-prey collision is worth +10 to each of the 2 predators
+
+
+@pytest.fixture(scope="module")
+def random_predator_return(tmp_path_factory) -> float:
+    cfg = validate({"study": "test", "algo": "random", "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
+                    "budget": {"episodes": 200}}, part="run")
+    out = tmp_path_factory.mktemp("random")
+    train(cfg, out)
+    return team_mean(metrics(out), "predator", range(200))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("algo", ["maddpg", "masac"])
+def test_predators_learn_above_random(tmp_path, algo, random_predator_return):
+    train(learning_config(algo), tmp_path)
+    learned = team_mean(metrics(tmp_path), "predator", range(LEARN_EPISODES - 40, LEARN_EPISODES))
+    print(f"{algo}: predators {learned:.1f} over the last 40 episodes, random policy {random_predator_return:.1f}")
+    assert learned > random_predator_return + MARGIN, (learned, random_predator_return)

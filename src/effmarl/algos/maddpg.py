@@ -59,7 +59,7 @@ class ActorsMixin:
         self.device = device
         self.actors = [MLP(d, a, off["hidden"]).to(device) for d, a in zip(spec.obs_dims, spec.n_actions,
                                                                             strict=True)]
-        self.actor_opts = [torch.optim.Adam(p.parameters(), lr=off["lr"]) for p in self.actors]
+        self.actor_opts = [torch.optim.Adam(p.parameters(), lr=off["lr"], foreach=True) for p in self.actors]
         self.critic_in = sum(spec.obs_dims) + sum(spec.n_actions)
 
     @torch.no_grad()
@@ -102,7 +102,7 @@ class MADDPG(ActorsMixin):
             off["actor_reg"]
         self._build_actors(off, spec, device)
         self.critics = [MLP(self.critic_in, 1, off["hidden"]).to(device) for _ in spec.agents]
-        self.critic_opts = [torch.optim.Adam(q.parameters(), lr=off["lr"]) for q in self.critics]
+        self.critic_opts = [torch.optim.Adam(q.parameters(), lr=off["lr"], foreach=True) for q in self.critics]
         self.target_actors = [copy.deepcopy(p) for p in self.actors]
         self.target_critics = [copy.deepcopy(q) for q in self.critics]
 

@@ -44,12 +44,12 @@ class MASAC(ActorsMixin):
         self.autotune = sac["autotune"]
         self._build_actors(off, spec, device)
         self.critics = [[MLP(self.critic_in, 1, off["hidden"]).to(device) for _ in range(2)] for _ in spec.agents]
-        self.critic_opts = [torch.optim.Adam([p for q in pair for p in q.parameters()], lr=off["lr"])
+        self.critic_opts = [torch.optim.Adam([p for q in pair for p in q.parameters()], lr=off["lr"], foreach=True)
                             for pair in self.critics]
         self.target_critics = [[copy.deepcopy(q) for q in pair] for pair in self.critics]
         self.log_alpha = [torch.tensor(math.log(sac["alpha"]), device=device, requires_grad=True)
                           for _ in spec.agents]
-        self.alpha_opts = [torch.optim.Adam([a], lr=sac["alpha_lr"]) for a in self.log_alpha]
+        self.alpha_opts = [torch.optim.Adam([a], lr=sac["alpha_lr"], foreach=True) for a in self.log_alpha]
         self.target_entropy = [sac["target_entropy_ratio"] * math.log(n) for n in spec.n_actions]
 
     def update(self, agent: int, batch: Batch, timer: PhaseTimer) -> None:

@@ -46,14 +46,14 @@ def sample_actions(logits: torch.Tensor) -> torch.Tensor:
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     """Polyak averaging, target <- (1 - tau) target + tau source (openai/maddpg `make_update_exp`)."""
     with torch.no_grad():
-        for t, s in zip(target.parameters(), source.parameters(), strict=True):
-            t.mul_(1.0 - tau).add_(s, alpha=tau)
+        torch._foreach_lerp_(list(target.parameters()), list(source.parameters()), tau)
 
 
 def clip_grads_per_tensor(params: Iterable[torch.Tensor], max_norm: float) -> None:
     """openai/maddpg `minimize_and_clip`: clip every parameter's gradient to norm `max_norm` separately
     (tf.clip_by_norm per variable), not the joint norm."""
-    for p in params:
-        if p.grad is not None:
-            # t * clip / max(|t|, clip), without a host sync on a GPU
-            p.grad.mul_(max_norm / torch.clamp(p.grad.norm(), min=max_norm))
+    grads = [p.grad for p in params if p.grad is not None]
+    if grads:
+        # t * clip / max(|t|, clip) for every tensor at once, without a host sync on a GPU
+        norms = torch.stack(torch._foreach_norm(grads))
+        torch._foreach_mul_(grads, list((max_norm / torch.clamp(norms, min=max_norm)).unbind()))
