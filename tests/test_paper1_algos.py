@@ -136,7 +136,8 @@ def test_random_floor_helper_sanity():
 
 
 def learning_config(algo: str) -> dict:
-    """A fast-learning small run: updates every step on batches of 64 after 20 episodes of warm-up."""
+    """A fast-learning small run: updates every step on batches of 64 after 20 episodes of warm-up
+    (about 2 minutes on one loaded core). Predators and prey both learn."""
     return validate({"study": "test", "algo": algo, "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
                      "budget": {"episodes": LEARN_EPISODES},
                      "offpolicy": {"batch_size": 64, "warmup": 500, "update_every": 1, "checkpoint_every": 0},
@@ -144,7 +145,8 @@ def learning_config(algo: str) -> dict:
                      part="run")
 
 
-LEARN_EPISODES = 140
+LEARN_EPISODES = 200
+LAST = 50      # episodes averaged at the end of the run
 MARGIN = 5.0   # team return; one predator-prey collision is worth +10 to each of the 2 predators
 
 
@@ -161,6 +163,6 @@ def random_predator_return(tmp_path_factory) -> float:
 @pytest.mark.parametrize("algo", ["maddpg", "masac"])
 def test_predators_learn_above_random(tmp_path, algo, random_predator_return):
     train(learning_config(algo), tmp_path)
-    learned = team_mean(metrics(tmp_path), "predator", range(LEARN_EPISODES - 40, LEARN_EPISODES))
-    print(f"{algo}: predators {learned:.1f} over the last 40 episodes, random policy {random_predator_return:.1f}")
+    learned = team_mean(metrics(tmp_path), "predator", range(LEARN_EPISODES - LAST, LEARN_EPISODES))
+    print(f"{algo}: predators {learned:.1f} over the last {LAST} episodes, random policy {random_predator_return:.1f}")
     assert learned > random_predator_return + MARGIN, (learned, random_predator_return)
