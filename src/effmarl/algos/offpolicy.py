@@ -140,11 +140,11 @@ class TrainState:
         return True
 
 
-def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, n_agents: int,
+def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, trained: list[int],
                  timer: PhaseTimer) -> None:
-    """`update all trainers`: every agent's update, each on its own batch or on one shared batch."""
+    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch."""
     batch = None
-    for agent in range(n_agents):
+    for agent in trained:
         if batch is None or batch_mode == "per_agent":
             with timer.phase("sampling"):
                 indices = sampler.sample(len(state.storage), state.storage.write_pos, batch_size, state.rng)
@@ -161,6 +161,7 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     env = make_env(cfg["env"])
     spec: EnvSpec = env.spec
     n = spec.n_agents
+    trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
     state = TrainState(
         learner=make_learner(cfg, spec, device),
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
@@ -189,7 +190,7 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
             state.env_steps += 1
             if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
                 with timer.phase("update_all_trainers"):
-                    update_round(state, sampler, off["batch_size"], replay["batch_mode"], n, timer)
+                    update_round(state, sampler, off["batch_size"], replay["batch_mode"], trained, timer)
         state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
                            "env_steps": state.env_steps, "update_rounds": state.update_rounds}
                           for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
