@@ -32,6 +32,7 @@ include: "workflow/rules/outputs.smk"
 include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
 include: "workflow/rules/mast.smk"
+include: "workflow/rules/paper1.smk"
 
 
 rule all:

@@ -18,8 +18,6 @@ from typing import Any
 import jsonschema
 import yaml
 
-_MISSING = object()
-
 
 class ConfigError(ValueError):
     """A configuration that does not satisfy the schema; `lines` holds one message per problem."""
@@ -41,19 +39,13 @@ def _validator_with_defaults():
     base = jsonschema.Draft202012Validator
     validate_properties = base.VALIDATORS["properties"]
 
-    def default_of(prop: dict):
-        """A property's default, looking through a local `$ref` ("#/$defs/...") when it has none itself."""
-        ref = prop.get("$ref", "")
-        if "default" not in prop and ref.startswith("#/$defs/"):
-            prop = schema()["$defs"].get(ref.removeprefix("#/$defs/"), {})
-        return prop.get("default", _MISSING)
-
     def set_defaults(validator, properties, instance, subschema):
         if isinstance(instance, dict):
+            # A section's default sits beside its $ref (`budget: {$ref: ..., default: {}}`): only the
+            # property schemas seen here are read, so a $defs entry can be filled per algorithm (allOf/if).
             for name, prop in properties.items():
-                default = default_of(prop)
-                if default is not _MISSING and name not in instance:
-                    instance[name] = copy.deepcopy(default)
+                if "default" in prop and name not in instance:
+                    instance[name] = copy.deepcopy(prop["default"])
         yield from validate_properties(validator, properties, instance, subschema)
 
     return jsonschema.validators.extend(base, {"properties": set_defaults})

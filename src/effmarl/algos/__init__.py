@@ -6,4 +6,6 @@ ALGORITHMS = {
     "qmix": "effmarl.algos.qmix",
     "ow_qmix": "effmarl.algos.qmix",
     "res_qmix": "effmarl.algos.qmix",
+    "maddpg": "effmarl.algos.maddpg",
+    "masac": "effmarl.algos.masac",
 }

@@ -5,4 +5,5 @@ FIGURES = {
     "skeleton_returns": "effmarl.analysis.figures.skeleton_returns",
     "mast_base_win_rate": "effmarl.analysis.figures.mast_base_win_rate",
     "mast_win_rate": "effmarl.analysis.figures.mast_win_rate",
+    "paper1_phases": "effmarl.analysis.figures.paper1_phases",
 }

@@ -3,4 +3,5 @@
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
     "mast_methods": "effmarl.analysis.tables.mast_methods",
+    "paper1_sampling": "effmarl.analysis.tables.paper1_sampling",
 }

@@ -1,0 +1,210 @@
+"""The off-policy training loop of paper 1, shared by MADDPG and MASAC (openai/maddpg `train.py`).
+
+Per environment step, written as the phases paper 1 profiles:
+    action_selection -> env_step -> buffer_add
+    every `update_every` steps once `warmup` transitions are stored, an update round
+    (`update_all_trainers`, an enclosing phase) for every agent i:
+        sampling (indices from the sampler, batch gathered from the storage) -> target_q -> q_loss -> p_loss
+        -> target_update
+`replay.batch_mode`: `per_agent` (the original: each agent's update draws its own batch, so the reference
+storage does N·N per-agent-buffer gathers per round) or `shared` (one batch per round for all agents).
+
+The whole run state — networks, optimisers, RNG states, replay storage, counters, metrics and phase rows so
+far — is a `TrainState`, saved atomically to `rundir.checkpoint_dir` every `offpolicy.checkpoint_every`
+episodes and restored when a run starts and finds one.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from effmarl import io
+from effmarl.config import ConfigError
+from effmarl.envs import EnvSpec, make_env
+from effmarl.profiling.phases import PhaseTimer
+from effmarl.replay import Batch, Storage, make_sampler, make_storage
+from effmarl.runs import RunDir
+
+UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
+LOOP_PHASES = ("action_selection", "env_step", "buffer_add", "update_all_trainers")
+CHECKPOINT_FILE = "state.pt"
+
+
+class Learner(Protocol):
+    """What an algorithm module provides to the loop."""
+
+    def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Action indices [n_agents] and the one-hot actions stored in the replay buffer."""
+
+    def update(self, agent: int, batch: Batch, timer: PhaseTimer) -> None:
+        """One agent's update, timed as target_q, q_loss, p_loss, target_update."""
+
+    def state_dict(self) -> dict: ...
+
+    def load_state_dict(self, state: dict) -> None: ...
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(["field 'device': 'cuda' requested but torch sees no CUDA GPU"], "run")
+    return torch.device(name)
+
+
+def check_config(cfg: dict) -> None:
+    """Cross-field checks the schema cannot express; they run before any compute."""
+    off, replay, lines = cfg["offpolicy"], cfg["replay"], []
+    if off["batch_size"] > replay["buffer_size"]:
+        lines.append(f"field 'offpolicy.batch_size': {off['batch_size']} exceeds replay.buffer_size "
+                     f"{replay['buffer_size']}")
+    if off["warmup"] > replay["buffer_size"]:
+        lines.append(f"field 'offpolicy.warmup': {off['warmup']} exceeds replay.buffer_size "
+                     f"{replay['buffer_size']}, so no update would ever run")
+    if off["warmup"] < 1:
+        lines.append("field 'offpolicy.warmup': must be >= 1 (a batch needs stored transitions)")
+    if replay["sampler"] == "neighbor" and replay["neighbor_k"] > off["batch_size"]:
+        lines.append(f"field 'replay.neighbor_k': {replay['neighbor_k']} exceeds offpolicy.batch_size "
+                     f"{off['batch_size']}")
+    if lines:
+        raise ConfigError(lines, f"run {cfg['study']}")
+
+
+def _resume_key(cfg: dict) -> dict:
+    """The part of a config a checkpoint must match to be resumed (budget and threads may change)."""
+    key = copy.deepcopy(cfg)
+    for name in ("budget", "threads", "profile"):
+        key.pop(name, None)
+    return key
+
+
+@dataclass
+class TrainState:
+    """Everything needed to continue a run exactly where it stopped."""
+
+    learner: Learner
+    storage: Storage
+    rng: np.random.Generator              # the sampler's index draws
+    episode: int = 0                      # completed episodes
+    env_steps: int = 0
+    update_rounds: int = 0
+    metrics: list[dict] = field(default_factory=list)
+    phases: list[dict] = field(default_factory=list)
+
+    def state_dict(self, cfg: dict) -> dict:
+        return {
+            "config": _resume_key(cfg),
+            "learner": self.learner.state_dict(),
+            "storage": self.storage.state_dict(),
+            "rng": {"sampler": self.rng.bit_generator.state, "torch": torch.get_rng_state(),
+                    "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+                    "numpy_global": np.random.get_state(), "python": random.getstate()},
+            "counters": {"episode": self.episode, "env_steps": self.env_steps, "update_rounds": self.update_rounds},
+            "metrics": self.metrics,
+            "phases": self.phases,
+        }
+
+    def load_state_dict(self, state: dict, cfg: dict) -> None:
+        if state["config"] != _resume_key(cfg):
+            raise ConfigError(["the checkpoint in this run directory was made with a different configuration; "
+                               "delete its checkpoint/ to start afresh"], "resume")
+        self.learner.load_state_dict(state["learner"])
+        self.storage.load_state_dict(state["storage"])
+        rng = state["rng"]
+        self.rng.bit_generator.state = rng["sampler"]
+        torch.set_rng_state(rng["torch"])
+        if rng["cuda"] is not None and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(rng["cuda"])
+        np.random.set_state(rng["numpy_global"])
+        random.setstate(rng["python"])
+        counters = state["counters"]
+        self.episode, self.env_steps, self.update_rounds = (counters["episode"], counters["env_steps"],
+                                                            counters["update_rounds"])
+        self.metrics, self.phases = list(state["metrics"]), list(state["phases"])
+
+    def save(self, rundir: RunDir, cfg: dict) -> None:
+        io.write_with(rundir.checkpoint_dir / CHECKPOINT_FILE, lambda tmp: torch.save(self.state_dict(cfg), tmp))
+
+    def restore(self, rundir: RunDir, cfg: dict) -> bool:
+        """Load the run directory's checkpoint if there is one (atomic writes: present means complete)."""
+        path = rundir.checkpoint_dir / CHECKPOINT_FILE
+        if not path.exists():
+            return False
+        self.load_state_dict(torch.load(path, weights_only=False), cfg)
+        return True
+
+
+def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, trained: list[int],
+                 timer: PhaseTimer) -> None:
+    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch."""
+    batch = None
+    for agent in trained:
+        if batch is None or batch_mode == "per_agent":
+            with timer.phase("sampling"):
+                indices = sampler.sample(len(state.storage), state.storage.write_pos, batch_size, state.rng)
+                batch = state.storage.gather(indices)
+        state.learner.update(agent, batch, timer)
+    state.update_rounds += 1
+
+
+def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
+    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)`; writes metrics and phases."""
+    check_config(cfg)
+    off, replay = cfg["offpolicy"], cfg["replay"]
+    device = resolve_device(cfg["device"])
+    env = make_env(cfg["env"])
+    spec: EnvSpec = env.spec
+    n = spec.n_agents
+    trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
+    state = TrainState(
+        learner=make_learner(cfg, spec, device),
+        storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
+        rng=np.random.default_rng([cfg["seed"], 1]),
+    )
+    resumed_from = state.episode if state.restore(rundir, cfg) else None
+    sampler = make_sampler(replay)
+    timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+    while state.episode < cfg["budget"]["episodes"]:
+        episode = state.episode
+        step = env.reset(seed=cfg["seed"] * 100_003 + episode)
+        obs = [o[0] for o in step.obs]
+        returns = np.zeros(n)
+        done = False
+        while not done:
+            with timer.phase("action_selection"):
+                actions, onehots = state.learner.act(obs)
+            with timer.phase("env_step"):
+                step = env.step(actions[None, :])
+            next_obs = [o[0] for o in step.obs]
+            with timer.phase("buffer_add"):
+                # `done` is termination inside the task; a step-limit truncation still bootstraps
+                state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
+            obs, done = next_obs, bool(step.done[0])
+            returns += step.rewards[0]
+            state.env_steps += 1
+            if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
+                with timer.phase("update_all_trainers"):
+                    update_round(state, sampler, off["batch_size"], replay["batch_mode"], trained, timer)
+        state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
+                           "env_steps": state.env_steps, "update_rounds": state.update_rounds}
+                          for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
+        state.episode += 1
+        every = off["checkpoint_every"]
+        if every and state.episode % every == 0:
+            with timer.phase("checkpoint"):
+                state.phases += timer.snapshot(episode=episode)
+                state.save(rundir, cfg)
+        state.phases += timer.snapshot(episode=episode)
+    env.close()
+    rundir.write_table("metrics", state.metrics)
+    rundir.write_table("phases", state.phases)
+    rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
+                                   "update_rounds": state.update_rounds, "resumed_from_episode": resumed_from,
+                                   "device": str(device)})
+    return state

@@ -1,0 +1,174 @@
+"""Paper 1 algorithms: MADDPG and MASAC on the phase-timed off-policy loop."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pandas as pd
+import pytest
+
+from effmarl.algos import offpolicy
+from effmarl.config import ConfigError, validate
+from effmarl.train import train
+
+PHASES = {"action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
+          "target_update", "update_all_trainers"}
+
+
+def tiny(algo: str, **replay) -> dict:
+    """A few seconds: 3 agents, 6 episodes, updates from the 3rd episode on."""
+    return validate({"study": "test", "algo": algo, "seed": 7, "env": {"backend": "mpe", "n_agents": 3},
+                     "budget": {"episodes": 6},
+                     "offpolicy": {"batch_size": 32, "warmup": 50, "update_every": 10, "checkpoint_every": 0,
+                                   "hidden": [16, 16]},
+                     "masac": {"autotune": algo == "masac"},
+                     "replay": {"buffer_size": 120, **replay}}, part="run")
+
+
+def metrics(path) -> pd.DataFrame:
+    return pd.read_parquet(path / "metrics.parquet")
+
+
+@pytest.mark.parametrize("algo", ["maddpg", "masac"])
+def test_run_writes_metrics_and_all_phases(tmp_path, algo):
+    cfg = tiny(algo, storage="reference", sampler="neighbor", neighbor_k=5)
+    train(cfg, tmp_path)
+    m = metrics(tmp_path)
+    assert len(m) == 6 * 3 and set(m.team) == {"predator", "prey"}
+    assert m.update_rounds.max() > 0 and m.env_steps.max() == 6 * 25
+    phases = pd.read_parquet(tmp_path / "phases.parquet")
+    assert PHASES <= set(phases.phase)
+    calls = phases.groupby("phase")["calls"].sum()
+    rounds = calls["update_all_trainers"]
+    # per_agent batch mode: every agent samples its own batch in every round
+    assert calls["sampling"] == calls["q_loss"] == 3 * rounds == 3 * m.update_rounds.max()
+    assert (tmp_path / "provenance.json").exists() and (tmp_path / "counters.json").exists()
+
+
+@pytest.mark.parametrize("algo", ["maddpg", "masac"])
+def test_same_seed_same_results_and_storages_agree(tmp_path, algo):
+    """Same seed -> identical metrics; and since both storages return identical batches for the same indices,
+    the reference and contiguous storages train identically too."""
+    runs = [("a", {"storage": "reference"}), ("b", {"storage": "reference"}), ("c", {"storage": "contiguous"}),
+            ("d", {"storage": "contiguous", "backend": "numpy"})]
+    results = {}
+    for name, replay in runs:
+        train(tiny(algo, **replay), tmp_path / name)
+        results[name] = metrics(tmp_path / name)
+    for name in "bcd":
+        pd.testing.assert_frame_equal(results["a"], results[name])
+
+
+def test_shared_batch_mode_samples_once_per_round(tmp_path):
+    train(tiny("maddpg", storage="contiguous", batch_mode="shared"), tmp_path)
+    calls = pd.read_parquet(tmp_path / "phases.parquet").groupby("phase")["calls"].sum()
+    assert calls["sampling"] == calls["update_all_trainers"] and calls["q_loss"] == 3 * calls["sampling"]
+
+
+def test_train_teams_updates_only_those_agents(tmp_path):
+    cfg = tiny("masac", storage="contiguous")
+    cfg["offpolicy"]["train_teams"] = ["predator"]
+    train(cfg, tmp_path)
+    calls = pd.read_parquet(tmp_path / "phases.parquet").groupby("phase")["calls"].sum()
+    assert calls["q_loss"] == calls["sampling"] == 2 * calls["update_all_trainers"]  # 2 predators of 3 agents
+
+
+@pytest.mark.parametrize("algo,storage", [("maddpg", "reference"), ("masac", "contiguous")])
+def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, algo, storage):
+    cfg = tiny(algo, storage=storage)
+    cfg["offpolicy"]["checkpoint_every"] = 2
+    train(copy.deepcopy(cfg), tmp_path / "whole")
+
+    saves = {"n": 0}
+    real_save = offpolicy.TrainState.save
+
+    def crash_after_second_save(self, rundir, run_cfg):
+        real_save(self, rundir, run_cfg)
+        saves["n"] += 1
+        if saves["n"] == 2:
+            raise KeyboardInterrupt("simulated crash after episode 4's checkpoint")
+
+    monkeypatch.setattr(offpolicy.TrainState, "save", crash_after_second_save)
+    with pytest.raises(KeyboardInterrupt):
+        train(copy.deepcopy(cfg), tmp_path / "crashed")
+    monkeypatch.setattr(offpolicy.TrainState, "save", real_save)
+    # a fresh process would re-seed torch/numpy from the config before resuming; so does train()
+    train(copy.deepcopy(cfg), tmp_path / "crashed")
+    assert json.loads((tmp_path / "crashed" / "counters.json").read_text())["resumed_from_episode"] == 4
+    pd.testing.assert_frame_equal(metrics(tmp_path / "whole"), metrics(tmp_path / "crashed"))
+
+
+def test_checkpoint_of_another_config_is_refused(tmp_path):
+    cfg = tiny("maddpg")
+    cfg["offpolicy"]["checkpoint_every"] = 3
+    train(copy.deepcopy(cfg), tmp_path)
+    cfg["offpolicy"]["lr"] = 0.5
+    with pytest.raises(ConfigError, match="different configuration"):
+        train(cfg, tmp_path)
+
+
+def test_cross_field_checks_name_the_field():
+    cfg = tiny("maddpg")
+    cfg["offpolicy"]["batch_size"] = 500
+    with pytest.raises(ConfigError, match="offpolicy.batch_size"):
+        offpolicy.check_config(cfg)
+    cfg = tiny("maddpg", sampler="neighbor", neighbor_k=64)
+    with pytest.raises(ConfigError, match="replay.neighbor_k"):
+        offpolicy.check_config(cfg)
+    with pytest.raises(ConfigError, match="replay.storage"):
+        validate({"study": "x", "algo": "maddpg", "seed": 0, "env": {"backend": "mpe"},
+                  "replay": {"storage": "fast"}}, part="run")
+
+
+def test_defaults_are_the_original_maddpg_values():
+    cfg = validate({"study": "x", "algo": "masac", "seed": 0, "env": {"backend": "mpe"}}, part="run")
+    assert cfg["offpolicy"] == {"lr": 0.01, "gamma": 0.95, "batch_size": 1024, "hidden": [64, 64],
+                                "update_every": 100, "warmup": 25600, "tau": 0.01, "grad_clip": 0.5,
+                                "actor_reg": 0.001, "train_teams": ["predator", "prey"],
+                                "checkpoint_every": 1000}
+    assert cfg["masac"]["alpha"] == 0.05 and cfg["masac"]["autotune"] is False
+    assert cfg["replay"]["storage"] == "reference" and cfg["replay"]["buffer_size"] == 1_000_000
+    assert cfg["replay"]["batch_mode"] == "per_agent" and cfg["replay"]["sampler"] == "uniform"
+
+
+def learning_config(algo: str) -> dict:
+    """A fast-learning small run: updates every step on batches of 64 after 20 episodes of warm-up.
+    Predators and prey both learn (as in paper 1)."""
+    return validate({"study": "test", "algo": algo, "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
+                     "budget": {"episodes": LEARN_EPISODES},
+                     "offpolicy": {"batch_size": 64, "warmup": 500, "update_every": 1, "checkpoint_every": 0},
+                     "replay": {"storage": "contiguous", "batch_mode": "shared", "buffer_size": 100_000}},
+                     part="run")
+
+
+LEARN_EPISODES = 200
+LAST = 50      # episodes averaged at the end of the run
+MARGIN = 5.0   # team return; one collision step is worth +10 to each of the 2 predators
+
+
+def predator_return(run_dir, episodes: range) -> float:
+    m = metrics(run_dir)
+    sel = m[(m.team == "predator") & m.episode.isin(episodes)]
+    return float(sel.groupby("episode")["return"].sum().mean())
+
+
+@pytest.fixture(scope="module")
+def random_predator_return(tmp_path_factory) -> float:
+    cfg = validate({"study": "test", "algo": "random", "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
+                    "budget": {"episodes": 200}}, part="run")
+    out = tmp_path_factory.mktemp("random")
+    train(cfg, out)
+    return predator_return(out, range(200))
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=False, reason=(
+    "known gap: 200 episodes (~2 min) are too few for a reliable rise against a learning prey; measured at "
+    "seed 0: MADDPG 6.0, MASAC 15.6 vs random 6.5 (docs/paper1.md). Needs a longer budget or another design."))
+@pytest.mark.parametrize("algo", ["maddpg", "masac"])
+def test_predators_learn_above_random(tmp_path, algo, random_predator_return):
+    train(learning_config(algo), tmp_path)
+    learned = predator_return(tmp_path, range(LEARN_EPISODES - LAST, LEARN_EPISODES))
+    print(f"{algo}: predators {learned:.1f} over the last {LAST} episodes, random policy {random_predator_return:.1f}")
+    assert learned > random_predator_return + MARGIN, (learned, random_predator_return)
