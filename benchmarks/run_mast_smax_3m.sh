@@ -11,4 +11,4 @@ train() {
 }
 train dense & train rigl & wait
 train mast
-python benchmarks/summarise_mast.py "$root" --stem benchmarks/reports/mast_smax_3m
+python benchmarks/summarise_mast.py "$root" --stem benchmarks/results/mast_smax_3m

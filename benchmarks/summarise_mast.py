@@ -1,7 +1,7 @@
 """Summarise the MAST benchmark: dense vs RigL vs MAST QMIX runs side by side - win-rate curves, final win rates,
 FLOPs and size ratios from the final masks, and each run's wall time.
 
-    python benchmarks/summarise_mast.py results/bench/mast_smax_3m --stem benchmarks/reports/mast_smax_3m
+    python benchmarks/summarise_mast.py results/bench/mast_smax_3m --stem benchmarks/results/mast_smax_3m
 
 RUN_ROOT holds one run directory per method (dense/, rigl/, mast/). Writes <stem>.csv (curves, long format),
 <stem>.png (curves) and <stem>.md (tables, command, provenance).

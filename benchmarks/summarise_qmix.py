@@ -1,7 +1,7 @@
 """Summarise a qmix-family run: the evaluation curve and, from the same run's phase timings, the batched
 environment's own throughput beside the learner's, so the reader sees which one bounds training.
 
-    python benchmarks/summarise_qmix.py results/bench/qmix_smax_3m --stem benchmarks/reports/qmix_smax_3m
+    python benchmarks/summarise_qmix.py results/bench/qmix_smax_3m --stem benchmarks/results/qmix_smax_3m
 
 writes <stem>.csv (the curve) and <stem>.md (curve, throughput, command, provenance).
 """
