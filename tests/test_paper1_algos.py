@@ -162,11 +162,11 @@ def random_predator_return(tmp_path_factory) -> float:
     return predator_return(out, range(200))
 
 
+# MADDPG is not checked here: in 200 episodes (~2 min) against a learning prey its predators stay at the
+# random floor (6.0 vs 6.5 at seed 0; docs/paper1.md lists every configuration tried). A test that cannot
+# fail (xfail) would only cost CI time, so the MADDPG learning check stays an open item of the paper-1 work.
 @pytest.mark.slow
-@pytest.mark.xfail(strict=False, reason=(
-    "known gap: 200 episodes (~2 min) are too few for a reliable rise against a learning prey; measured at "
-    "seed 0: MADDPG 6.0, MASAC 15.6 vs random 6.5 (docs/paper1.md). Needs a longer budget or another design."))
-@pytest.mark.parametrize("algo", ["maddpg", "masac"])
+@pytest.mark.parametrize("algo", ["masac"])
 def test_predators_learn_above_random(tmp_path, algo, random_predator_return):
     train(learning_config(algo), tmp_path)
     learned = predator_return(tmp_path, range(LEARN_EPISODES - LAST, LEARN_EPISODES))
