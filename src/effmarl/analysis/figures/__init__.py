@@ -6,4 +6,6 @@ FIGURES = {
     "mast_base_win_rate": "effmarl.analysis.figures.mast_base_win_rate",
     "mast_win_rate": "effmarl.analysis.figures.mast_win_rate",
     "paper1_phases": "effmarl.analysis.figures.paper1_phases",
+    "paper1_sampling_bench": "effmarl.analysis.figures.paper1_sampling_bench",
+    "paper1_counters": "effmarl.analysis.figures.paper1_counters",
 }
