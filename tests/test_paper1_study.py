@@ -8,7 +8,8 @@ import pytest
 
 from effmarl.analysis.tables import paper1_claims
 
-PAPER1_FIGURES = ["paper1/sampling_phase_vs_n", "paper1/sampling_counters", "paper1/phase_breakdown"]
+PAPER1_FIGURES = ["paper1/sampling_phase_vs_n", "paper1/sampling_counters", "paper1/phase_breakdown",
+                  "paper1/phase_scaling", "paper1/end_to_end", "paper1/reward_curves", "paper1/ksweep"]
 PAPER1_TABLES = ["paper1/tables/claims", "paper1/tables/sampling_per_round"]
 
 
@@ -32,3 +33,17 @@ def test_claims_table_without_inputs_says_not_measured():
     assert len(table) == 6
     assert (table["ours"] == paper1_claims.NOT_MEASURED).all()
     assert (table["ratio ours/paper"] == "").all()
+
+
+def test_bootstrap_ci_brackets_the_mean_and_shrinks_with_more_seeds():
+    import numpy as np
+
+    from effmarl.analysis.figures.paper1_rewards import bootstrap_ci
+
+    rng = np.random.default_rng(1)
+    few, many = rng.normal(5, 1, (4, 20)), rng.normal(5, 1, (64, 20))
+    for values in (few, many):
+        lo, hi = bootstrap_ci(values)
+        assert (lo <= values.mean(axis=0)).all() and (values.mean(axis=0) <= hi).all()
+    width = [np.mean(np.subtract(*bootstrap_ci(v)[::-1])) for v in (few, many)]
+    assert width[1] < 0.5 * width[0]  # ~1/sqrt(n): 4 vs 64 seeds

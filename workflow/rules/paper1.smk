@@ -51,3 +51,12 @@ add_figure("paper1", "sampling_counters", "paper1_counters", [f"{P1_MICRO}/count
 _p1_studies = [s for s in RUNS if s.startswith("paper1")]
 add_table("paper1", "claims", "paper1_claims",
           [f"{P1_MICRO}/sampling_bench.parquet"] + [summary(s, t) for s in _p1_studies for t in ("phases", "metrics")])
+
+# Scaling-study figures over the paper1 training studies (the k-sweep study is kept apart).
+_p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
+add_figure("paper1", "phase_scaling", "paper1_scaling", [summary(s, "phases") for s in _p1_main])
+add_figure("paper1", "end_to_end", "paper1_end_to_end", [summary(s, "phases") for s in _p1_main])
+add_figure("paper1", "reward_curves", "paper1_rewards", [summary(s, "metrics") for s in _p1_main])
+if "paper1_ksweep" in RUNS:
+    add_figure("paper1", "ksweep", "paper1_ksweep",
+               [summary("paper1_ksweep", "phases"), summary("paper1_ksweep", "metrics")])
