@@ -192,6 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cache", action="append", metavar="LEVEL=size,assoc,line",
                    help="override a simulated cache, e.g. LL=262144,8,64 (default I1/D1 32 KiB, LL 8 MiB)")
     p.add_argument("--out", required=True, help="output path without extension (.parquet and .json)")
+    p.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")
     p.set_defaults(func=_cmd_counters)
 
     from effmarl.profiling.sampling_bench import add_arguments

@@ -26,11 +26,12 @@ rule paper1_sampling_bench:
     params:
         args=P1_BENCH_ARGS.get(config.get("profile"), P1_BENCH_ARGS["smoke"]),
         stem=output_stem,
+        profile=config.get("profile", "adhoc"),
     log:
         f"{P1_MICRO}/logs/sampling_bench.log",
     threads: 1
     shell:
-        "effmarl sampling-bench {params.args} --out {params.stem} > {log} 2>&1"
+        "effmarl sampling-bench {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
 rule paper1_counters:
@@ -39,11 +40,12 @@ rule paper1_counters:
     params:
         args=P1_COUNTER_ARGS.get(config.get("profile"), P1_COUNTER_ARGS["smoke"]),
         stem=output_stem,
+        profile=config.get("profile", "adhoc"),
     log:
         f"{P1_MICRO}/logs/counters.log",
     threads: 1
     shell:
-        "effmarl counters {params.args} --out {params.stem} > {log} 2>&1"
+        "effmarl counters {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
 add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", [f"{P1_MICRO}/sampling_bench.parquet"])

@@ -270,7 +270,9 @@ def write(rows: list[dict], out: str, args: dict) -> list[str]:
     from effmarl.profiling.tools import probe_all
 
     rec = provenance.record(extra={"counters": args, "sources": probe_all(), "cachegrind_caches": CACHE_CONFIG})
-    frame = pd.DataFrame(rows)
+    from effmarl.profiling.sampling_bench import identify
+
+    frame = identify(pd.DataFrame(rows), "counters", args.get("profile", "adhoc"), rec)
     paths = [io.write_parquet(f"{out}.parquet", frame),
              io.write_json(f"{out}.json", {"provenance": rec, "records": json.loads(frame.to_json(orient="records"))})]
     return [str(p) for p in paths]

@@ -119,6 +119,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--device", default="cpu", help="where batches (and the contiguous storage) live")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
+    parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")
+
+
+def identify(table, run_id: str, profile: str, rec: dict):
+    """The run-identity columns figures name their source by (as a study table's): a micro-measurement is
+    one 'run' of the pseudo-study paper1_micro."""
+    return table.assign(run_id=run_id, git_commit=rec["git"]["commit"], **{"cfg.study": "paper1_micro",
+                                                                           "cfg.profile": profile})
 
 
 def run(args):
@@ -141,7 +149,7 @@ def run(args):
     io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))
     io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False) + "\n")
     io.write_json(out.with_suffix(".provenance.json"), rec)
-    io.write_parquet(out.with_suffix(".parquet"), table)
+    io.write_parquet(out.with_suffix(".parquet"), identify(table, "sampling_bench", args.profile, rec))
     print(header)
     print(table.to_markdown(index=False))
     return table

@@ -32,4 +32,4 @@ def make(inputs: list[str]):
     if note:
         fig.text(0.01, 0.99, note[:300], fontsize=6, va="top", color="0.3", wrap=True)
     fig.tight_layout(rect=(0, 0.03, 1, 0.93))
-    return fig, None
+    return fig, table

@@ -42,4 +42,4 @@ def make(inputs: list[str]):
         ax.set_title(f"{storage} storage")
         ax.legend(fontsize=8)
     fig.tight_layout()
-    return fig, None
+    return fig, table
