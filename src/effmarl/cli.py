@@ -125,6 +125,26 @@ def _cmd_env_info(args) -> int:
     return 0
 
 
+def _cmd_counters(args) -> int:
+    from effmarl.profiling import counters
+
+    specs = counters.specs_for(args.agents, args.storage, args.sampler, batch=args.batch, k=args.k, fill=args.fill,
+                               rounds=args.rounds, gather=args.gather, seed=args.seed,
+                               caches=dict(c.split("=", 1) for c in args.cache or []))
+    rows = counters.measure(specs, args.sources)
+    for path in counters.write(rows, args.out, {k: v for k, v in vars(args).items() if k != "func"}):
+        print(path)
+    print("\n".join(counters.summary_lines(rows)))
+    return 0
+
+
+def _cmd_sampling_bench(args) -> int:
+    from effmarl.profiling.sampling_bench import run
+
+    run(args)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="effmarl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -156,6 +176,31 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("outputs", nargs="+", help="figure and table files (their .provenance.json sidecars are read)")
     p.add_argument("--out", required=True, help="output path without extension (.md and .json are written)")
     p.set_defaults(func=_cmd_index)
+
+    p = sub.add_parser("counters", help="cache/hardware counters and operator times of the sampling phase alone")
+    p.add_argument("--agents", type=int, nargs="+", default=[3])
+    p.add_argument("--storage", nargs="+", default=["reference", "contiguous"], choices=["reference", "contiguous"])
+    p.add_argument("--sampler", nargs="+", default=["uniform", "neighbor"], choices=["uniform", "neighbor"])
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--k", type=int, default=16, help="neighbor window length")
+    p.add_argument("--fill", type=int, default=20000, help="transitions stored before sampling")
+    p.add_argument("--rounds", type=int, default=4, help="sampling rounds (N draws of --batch each) counted")
+    p.add_argument("--gather", choices=["numpy", "torch"], default="numpy",
+                   help="numpy: the storages' gather without the torch conversion (no torch import under valgrind)")
+    p.add_argument("--sources", nargs="+", default=["perf", "cachegrind", "torch_profiler", "ncu"])
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cache", action="append", metavar="LEVEL=size,assoc,line",
+                   help="override a simulated cache, e.g. LL=262144,8,64 (default I1/D1 32 KiB, LL 8 MiB)")
+    p.add_argument("--out", required=True, help="output path without extension (.parquet and .json)")
+    p.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")
+    p.set_defaults(func=_cmd_counters)
+
+    from effmarl.profiling.sampling_bench import add_arguments
+
+    p = sub.add_parser("sampling-bench", help="sampling-phase time per update round, storage × sampler × N, "
+                       "interleaved A B A B (medians and quartiles)")
+    add_arguments(p)
+    p.set_defaults(func=_cmd_sampling_bench)
 
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")

@@ -3,3 +3,62 @@
 for _study in [s for s in RUNS if s.startswith("paper1")]:
     add_figure(_study, "phase_breakdown", "paper1_phases", [summary(_study, "phases")])
     add_table(_study, "sampling_per_round", "paper1_sampling", [summary(_study, "phases")])
+
+
+# Paper 1 micro-measurements of the sampling phase alone (no training): the interleaved sampling benchmark
+# (figure 3) and the counters (figure 4), sized by profile; then the claims table over everything.
+P1_MICRO = f"{RESULTS}/paper1_micro"
+P1_BENCH_ARGS = {
+    "smoke": "--agents 3 6 --fill 2000 --capacity 4000 --real-steps 200 --rounds 3 --batch 256",
+    "default": "--agents 3 6 12 --fill 50000 --rounds 15",
+    "paper": "--agents 3 6 12 24 48 --fill 200000 --rounds 30",
+}
+P1_COUNTER_ARGS = {
+    "smoke": "--agents 3 --storage reference --fill 300 --rounds 1 --batch 64 --cache LL=262144,8,64",
+    "default": "--agents 3 12 --fill 20000 --rounds 4 --batch 1024",
+    "paper": "--agents 3 12 48 --fill 100000 --rounds 4 --batch 1024",
+}
+
+
+rule paper1_sampling_bench:
+    output:
+        f"{P1_MICRO}/sampling_bench.parquet",
+    params:
+        args=P1_BENCH_ARGS.get(config.get("profile"), P1_BENCH_ARGS["smoke"]),
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+    log:
+        f"{P1_MICRO}/logs/sampling_bench.log",
+    threads: 1
+    shell:
+        "effmarl sampling-bench {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+
+
+rule paper1_counters:
+    output:
+        f"{P1_MICRO}/counters.parquet",
+    params:
+        args=P1_COUNTER_ARGS.get(config.get("profile"), P1_COUNTER_ARGS["smoke"]),
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+    log:
+        f"{P1_MICRO}/logs/counters.log",
+    threads: 1
+    shell:
+        "effmarl counters {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+
+
+add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", [f"{P1_MICRO}/sampling_bench.parquet"])
+add_figure("paper1", "sampling_counters", "paper1_counters", [f"{P1_MICRO}/counters.parquet"])
+_p1_studies = [s for s in RUNS if s.startswith("paper1")]
+add_table("paper1", "claims", "paper1_claims",
+          [f"{P1_MICRO}/sampling_bench.parquet"] + [summary(s, t) for s in _p1_studies for t in ("phases", "metrics")])
+
+# Scaling-study figures over the paper1 training studies (the k-sweep study is kept apart).
+_p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
+add_figure("paper1", "phase_scaling", "paper1_scaling", [summary(s, "phases") for s in _p1_main])
+add_figure("paper1", "end_to_end", "paper1_end_to_end", [summary(s, "phases") for s in _p1_main])
+add_figure("paper1", "reward_curves", "paper1_rewards", [summary(s, "metrics") for s in _p1_main])
+if "paper1_ksweep" in RUNS:
+    add_figure("paper1", "ksweep", "paper1_ksweep",
+               [summary("paper1_ksweep", "phases"), summary("paper1_ksweep", "metrics")])

@@ -4,4 +4,5 @@ TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
     "mast_methods": "effmarl.analysis.tables.mast_methods",
     "paper1_sampling": "effmarl.analysis.tables.paper1_sampling",
+    "paper1_claims": "effmarl.analysis.tables.paper1_claims",
 }

@@ -1,0 +1,296 @@
+"""Counters of the mini-batch sampling phase alone (paper 1, figure 4): uniform vs neighbor sampling on the
+reference and contiguous replay storages, from every counter source this machine has.
+
+Sources (each record names its source; an unavailable one is recorded with the reason, never guessed):
+- `perf`: Linux `perf stat` hardware events, where the host exposes a PMU;
+- `cachegrind`: valgrind's simulated caches (`--cache-sim=yes`; D1 and last-level data misses);
+- `torch_profiler`: PyTorch profiler operator times of the sampling phase (in this process);
+- `ncu`: Nsight Compute; recorded as unavailable (no GPU) or not implemented for this CPU-side phase.
+
+`perf` and `cachegrind` count a whole process, so the sampling work is isolated by subtraction: a driver
+process (`python -m effmarl.profiling.counters --driver SPEC`) fills the buffers with deterministic
+transitions and then runs R sampling rounds; the same driver with the same fill and 0 rounds is run too, and
+(R rounds − 0 rounds) / (sampled transitions) is reported. A round is one update round's sampling phase in
+`per_agent` mode: N × [draw B indices, gather those B transitions from all N agents' buffers], so a round
+samples N·B transitions. "Per sampled transition" divides by R·N·B.
+
+`gather: numpy` (the default for the simulated counters) measures the storages' NumPy-level gather
+(`ReplayBuffer._encode_sample` of each agent's buffer, `np.take` of the contiguous arrays) without the final
+`torch.from_numpy`, and the driver then does not import torch, which alone costs about two minutes under
+valgrind: a stand-in module providing only `torch.device` takes its place, and any other use fails loudly.
+`gather: torch` runs the storages' real `gather` (torch tensors) and pays that import.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import types
+from pathlib import Path
+
+import numpy as np
+
+CACHEGRIND_EVENTS = ("Ir", "I1mr", "ILmr", "Dr", "D1mr", "DLmr", "Dw", "D1mw", "DLmw")
+PERF_EVENTS = ("cache-references", "cache-misses", "L1-dcache-load-misses", "LLC-load-misses",
+               "dTLB-load-misses", "instructions", "cycles")
+# Fixed simulated caches, so the counts do not depend on the host that runs valgrind.
+CACHE_CONFIG = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
+
+
+# ------------------------------------------------------------------------------------------------ driver
+def _torch_standin() -> types.ModuleType:
+    module = types.ModuleType("torch")
+    module.device = str
+
+    def missing(name):
+        raise RuntimeError(f"torch.{name} used in a gather: numpy counter driver (torch is not imported there)")
+
+    module.__getattr__ = missing
+    return module
+
+
+def fill_storage(storage, obs_dims: list[int], n_actions: list[int], fill: int, seed: int) -> None:
+    """`fill` deterministic transitions, each with freshly allocated arrays (as a training loop stores them)."""
+    rng = np.random.default_rng(seed)
+    n = len(obs_dims)
+    for _ in range(fill):
+        obs = [rng.standard_normal(d).astype(np.float32) for d in obs_dims]
+        nxt = [rng.standard_normal(d).astype(np.float32) for d in obs_dims]
+        act = [np.eye(a, dtype=np.float32)[rng.integers(a)] for a in n_actions]
+        storage.add(obs, act, rng.standard_normal(n).astype(np.float32), nxt, np.zeros(n, np.float32))
+
+
+def numpy_gather(storage, indices: np.ndarray):
+    """The storage's gather up to (not including) the conversion to torch tensors."""
+    if hasattr(storage, "buffers"):
+        index = indices.tolist()
+        return [buffer.sample_index(index) for buffer in storage.buffers]
+    return {k: np.take(v, indices, axis=0) for k, v in storage.data.items()}
+
+
+def build(spec: dict):
+    """Storage (filled) and sampler of a driver spec."""
+    from effmarl.replay import make_sampler, make_storage
+
+    backend = "numpy" if spec["gather"] == "numpy" else "torch"
+    storage = make_storage({"storage": spec["storage"], "buffer_size": spec["capacity"], "backend": backend},
+                           spec["obs_dims"], spec["n_actions"])
+    fill_storage(storage, spec["obs_dims"], spec["n_actions"], spec["fill"], spec["seed"])
+    sampler = make_sampler({"sampler": spec["sampler"], "neighbor_k": spec["k"]})
+    return storage, sampler
+
+
+def sampling_rounds(storage, sampler, spec: dict, rounds: int, rng: np.random.Generator) -> None:
+    gather = numpy_gather if spec["gather"] == "numpy" else (lambda s, idx: s.gather(idx))
+    for _ in range(rounds):
+        for _ in range(len(spec["obs_dims"])):
+            gather(storage, sampler.sample(len(storage), storage.write_pos, spec["batch"], rng))
+
+
+def driver(spec: dict) -> None:
+    if spec["gather"] == "numpy":
+        sys.modules.setdefault("torch", _torch_standin())
+    storage, sampler = build(spec)
+    sampling_rounds(storage, sampler, spec, spec["rounds"], np.random.default_rng(spec["seed"] + 1))
+
+
+# ------------------------------------------------------------------------------------------------ sources
+def _driver_cmd(spec: dict, rounds: int) -> list[str]:
+    return [sys.executable, "-m", "effmarl.profiling.counters", "--driver", json.dumps({**spec, "rounds": rounds})]
+
+
+def _driver_env() -> dict:
+    """A fixed string-hash seed: otherwise two drivers with the same fill differ in their dict layouts."""
+    return {**os.environ, "PYTHONHASHSEED": "0"}
+
+
+def parse_cachegrind(path: str | Path) -> dict[str, int]:
+    events = summary = None
+    for line in Path(path).read_text().splitlines():
+        if line.startswith("events:"):
+            events = line.split()[1:]
+        elif line.startswith("summary:"):
+            summary = [int(x) for x in line.split()[1:]]
+    if events is None or summary is None:
+        raise ValueError(f"{path}: no events/summary lines (not a cachegrind output file?)")
+    return dict(zip(events, summary, strict=True))
+
+
+def run_cachegrind(spec: dict, rounds: int) -> dict[str, int]:
+    caches = {**CACHE_CONFIG, **spec.get("caches", {})}
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "cachegrind.out"
+        cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}",
+               *[f"--{k}={v}" for k, v in caches.items()], *_driver_cmd(spec, rounds)]
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env())
+        if result.returncode != 0:
+            raise RuntimeError(f"cachegrind driver failed ({result.returncode}): {result.stderr[-2000:]}")
+        counts = parse_cachegrind(out)
+    counts["D1m"] = counts["D1mr"] + counts["D1mw"]
+    counts["DLm"] = counts["DLmr"] + counts["DLmw"]
+    return counts
+
+
+def parse_perf_csv(text: str) -> dict[str, float | None]:
+    """`perf stat -x,` lines: value,unit,event,...; <not counted>/<not supported> become None."""
+    out = {}
+    for line in text.splitlines():
+        parts = line.split(",")
+        if len(parts) < 3 or parts[2] == "":
+            continue
+        event = parts[2].split(":")[0]
+        try:
+            out[event] = float(parts[0])
+        except ValueError:
+            out[event] = None
+    return out
+
+
+def run_perf(spec: dict, rounds: int) -> dict[str, float | None]:
+    cmd = ["perf", "stat", "-x,", "-e", ",".join(PERF_EVENTS), *_driver_cmd(spec, rounds)]
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env())
+    if result.returncode != 0:
+        raise RuntimeError(f"perf stat driver failed ({result.returncode}): {result.stderr[-2000:]}")
+    return parse_perf_csv(result.stderr)
+
+
+_BASELINES: dict[str, dict] = {}
+
+
+def _difference_records(source: str, spec: dict, run, events: list[str]) -> list[dict]:
+    # the 0-round run does not depend on the sampler: one per (source, storage, fill, ...)
+    key = json.dumps([source, {k: v for k, v in spec.items() if k not in ("sampler", "k", "rounds")}],
+                     sort_keys=True)
+    if key not in _BASELINES:
+        _BASELINES[key] = run(spec, 0)
+    base, full = _BASELINES[key], run(spec, spec["rounds"])
+    sampled = spec["rounds"] * len(spec["obs_dims"]) * spec["batch"]
+    rows = []
+    for event in events:
+        if base.get(event) is None or full.get(event) is None:
+            rows.append(_record(source, spec, event, None, None, available=False,
+                                reason=f"event {event} not counted on this host"))
+            continue
+        net = full[event] - base[event]
+        rows.append(_record(source, spec, event, float(net), net / sampled,
+                            extra={"count_with_rounds": float(full[event]),
+                                   "count_without_rounds": float(base[event])}))
+    return rows
+
+
+def _record(source, spec, metric, value, per_transition, available=True, reason=None, extra=None) -> dict:
+    row = {"source": source, "metric": metric, "storage": spec["storage"], "sampler": spec["sampler"],
+           "k": spec["k"] if spec["sampler"] == "neighbor" else 1, "n_agents": len(spec["obs_dims"]),
+           "batch": spec["batch"], "fill": spec["fill"], "rounds": spec["rounds"], "gather": spec["gather"],
+           "sampled_transitions": spec["rounds"] * len(spec["obs_dims"]) * spec["batch"], "value": value,
+           "per_sampled_transition": per_transition, "available": available, "reason": reason,
+           "count_with_rounds": None, "count_without_rounds": None,
+           "caches": json.dumps(spec.get("caches", CACHE_CONFIG), sort_keys=True)}
+    row.update(extra or {})
+    return row
+
+
+def torch_profiler_records(spec: dict) -> list[dict]:
+    """Operator self CPU times of the sampling rounds under torch.profiler (the storages' real gather)."""
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    spec_t = {**spec, "gather": "torch"}
+    storage, sampler = build(spec_t)
+    rng = np.random.default_rng(spec["seed"] + 1)
+    sampling_rounds(storage, sampler, spec_t, 1, rng)  # warm-up
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with record_function("sampling"):
+            sampling_rounds(storage, sampler, spec_t, spec["rounds"], rng)
+    rows = []
+    sampled = spec["rounds"] * len(spec["obs_dims"]) * spec["batch"]
+    for event in prof.key_averages():
+        name = event.key
+        seconds = (event.cpu_time_total if name == "sampling" else event.self_cpu_time_total) * 1e-6
+        metric = "sampling_total_s" if name == "sampling" else f"op_self_s:{name}"
+        rows.append(_record("torch_profiler", spec_t, metric, seconds, seconds / sampled,
+                            extra={"count_with_rounds": float(event.count)}))
+    return rows
+
+
+def measure(specs: list[dict], sources: list[str]) -> list[dict]:
+    from effmarl.profiling.tools import probe_all
+
+    probes = probe_all()
+    rows = []
+    for source in sources:
+        probe = probes.get(source, {"available": False, "reason": f"unknown source {source!r}"})
+        if source == "ncu" and probe["available"]:
+            probe = {"available": False, "reason": "ncu metrics are not collected for the sampling phase, which "
+                     "runs on the CPU in these storages"}
+        for spec in specs:
+            if not probe["available"]:
+                rows.append(_record(source, spec, "all", None, None, available=False, reason=probe["reason"]))
+            elif source == "cachegrind":
+                rows += _difference_records(source, spec, run_cachegrind, ["Ir", "Dr", "Dw", "D1m", "DLm",
+                                                                            "D1mr", "DLmr"])
+            elif source == "perf":
+                rows += _difference_records(source, spec, run_perf, list(PERF_EVENTS))
+            elif source == "torch_profiler":
+                rows += torch_profiler_records(spec)
+    return rows
+
+
+def mpe_dims(n_agents: int) -> tuple[list[int], list[int]]:
+    """Observation widths and action counts of MPE simple_tag with n_agents (2 obstacles)."""
+    from effmarl.envs import make_env
+
+    env = make_env({"backend": "mpe", "scenario": "simple_tag", "n_agents": n_agents, "num_obstacles": 2,
+                    "max_cycles": 25}, 1)
+    dims = (list(env.spec.obs_dims), list(env.spec.n_actions))
+    env.close()
+    return dims
+
+
+def specs_for(agents, storages, samplers, *, batch, k, fill, rounds, gather="numpy", seed=0,
+              caches: dict | None = None) -> list[dict]:
+    specs = []
+    for n in agents:
+        obs_dims, n_actions = mpe_dims(n)
+        for storage in storages:
+            for sampler in samplers:
+                specs.append({"storage": storage, "sampler": sampler, "k": k, "batch": batch, "fill": fill,
+                              "capacity": max(fill, 1), "rounds": rounds, "gather": gather, "seed": seed,
+                              "obs_dims": obs_dims, "n_actions": n_actions,
+                              "caches": {**CACHE_CONFIG, **(caches or {})}})
+    return specs
+
+
+def write(rows: list[dict], out: str, args: dict) -> list[str]:
+    import pandas as pd
+
+    from effmarl import io, provenance
+    from effmarl.profiling.tools import probe_all
+
+    rec = provenance.record(extra={"counters": args, "sources": probe_all(), "cachegrind_caches": CACHE_CONFIG})
+    from effmarl.profiling.sampling_bench import identify
+
+    frame = identify(pd.DataFrame(rows), "counters", args.get("profile", "adhoc"), rec)
+    paths = [io.write_parquet(f"{out}.parquet", frame),
+             io.write_json(f"{out}.json", {"provenance": rec, "records": json.loads(frame.to_json(orient="records"))})]
+    return [str(p) for p in paths]
+
+
+def summary_lines(rows: list[dict]) -> list[str]:
+    lines = []
+    for r in rows:
+        if not r["available"]:
+            lines.append(f"{r['source']}: unavailable — {r['reason']}")
+        elif r["source"] == "cachegrind" and r["metric"] in ("D1m", "DLm"):
+            lines.append(f"cachegrind N={r['n_agents']} {r['storage']}/{r['sampler']}: {r['metric']} "
+                         f"{r['per_sampled_transition']:.3f} per sampled transition")
+    return list(dict.fromkeys(lines))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--driver":
+        driver(json.loads(sys.argv[2]))
+    else:
+        raise SystemExit("usage: python -m effmarl.profiling.counters --driver SPEC_JSON (use `effmarl counters`)")

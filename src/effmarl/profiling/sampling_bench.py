@@ -1,0 +1,161 @@
+"""Sampling-phase time per update round, storage × sampler, measured side by side (paper 1's headline).
+
+For each agent count N, the buffers are filled with MPE predator-prey transitions (a random-policy rollout
+of mpe2 simple_tag_v3, replayed with fresh array copies until `--fill` transitions are stored, so every
+stored transition owns its arrays as in the original). Then one "sampling phase of an update round" —
+`per_agent` batch mode: N times (draw B indices, gather the batch of all N agents as torch tensors), exactly
+what effmarl.algos.offpolicy.update_round does — is timed for every configuration in turn, interleaved
+(A B C D, B C D A, …) so drift in machine load hits all of them alike. Reported: median and quartiles of
+milliseconds per update round, and each median's ratio to reference/uniform.
+
+    effmarl sampling-bench                                 # N = 3 and 12, B = 1024, k = 16
+    effmarl sampling-bench --agents 3 --fill 5000 --rounds 5   # a quick look
+    python benchmarks/sampling_phase.py ...                # the same, writing benchmarks/results/
+
+This is a speed measurement, not a test: run it on a quiet machine and read ratios, not absolute times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+
+DEFAULT_OUT = Path("benchmarks") / "results" / "sampling_phase"
+
+
+def real_transitions(n_agents: int, steps: int, seed: int) -> list[tuple]:
+    from effmarl.envs import make_env
+
+    env = make_env({"backend": "mpe", "n_agents": n_agents, "num_obstacles": 2, "max_cycles": 25,
+                    "scenario": "simple_tag"})
+    rng = np.random.default_rng(seed)
+    eye = [np.eye(a, dtype=np.float32) for a in env.spec.n_actions]
+    out, episode = [], 0
+    step = env.reset(seed=seed)
+    while len(out) < steps:
+        actions = np.array([rng.integers(a) for a in env.spec.n_actions])
+        nxt = env.step(actions[None])
+        out.append(([o[0] for o in step.obs], [eye[i][a] for i, a in enumerate(actions)], nxt.rewards[0],
+                    [o[0] for o in nxt.obs], np.full(n_agents, nxt.terminated[0])))
+        step = nxt
+        if nxt.done[0]:
+            episode += 1
+            step = env.reset(seed=seed + episode)
+    env.close()
+    return out, env.spec
+
+
+def fill(storage, transitions: list[tuple], n: int) -> None:
+    for j in range(n):
+        obs, act, rew, nxt, done = transitions[j % len(transitions)]
+        storage.add([o.copy() for o in obs], [a.copy() for a in act], rew.copy(), [o.copy() for o in nxt],
+                    done.copy())
+
+
+def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.Generator, sync) -> float:
+    """Seconds for one update round's sampling phase in per_agent mode (device synchronised around it)."""
+    sync()
+    start = time.perf_counter()
+    for _ in range(n_agents):
+        indices = sampler.sample(len(storage), storage.write_pos, batch, rng)
+        storage.gather(indices)
+    sync()
+    return time.perf_counter() - start
+
+
+def measure(n_agents: int, args):
+    import pandas as pd
+    import torch
+
+    from effmarl.replay import NeighborSampler, UniformSampler, make_storage
+
+    transitions, spec = real_transitions(n_agents, args.real_steps, args.seed)
+    storages = {}
+    for kind in ("reference", "contiguous"):
+        storages[kind] = make_storage({"storage": kind, "buffer_size": args.capacity, "backend": "torch"},
+                                      spec.obs_dims, spec.n_actions, device=args.device)
+        fill(storages[kind], transitions, args.fill)
+    configs = [("reference", "uniform", UniformSampler()), ("reference", f"neighbor_k{args.k}",
+                                                            NeighborSampler(args.k)),
+               ("contiguous", "uniform", UniformSampler()), ("contiguous", f"neighbor_k{args.k}",
+                                                             NeighborSampler(args.k))]
+    rng = np.random.default_rng(args.seed)
+    sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
+    for storage, _, sampler in configs:           # warm-up, not recorded
+        sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
+    rows = []
+    for rep in range(args.rounds):
+        for c in range(len(configs)):
+            storage, name, sampler = configs[(rep + c) % len(configs)]
+            secs = sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
+            rows.append({"n_agents": n_agents, "storage": storage, "sampler": name, "rep": rep, "seconds": secs})
+    return pd.DataFrame(rows)
+
+
+def summarise(raw):
+    import pandas as pd
+
+    g = raw.groupby(["n_agents", "storage", "sampler"], sort=False)["seconds"]
+    table = pd.DataFrame({"median_ms": g.median() * 1e3, "q25_ms": g.quantile(0.25) * 1e3,
+                          "q75_ms": g.quantile(0.75) * 1e3, "rounds": g.size()}).reset_index()
+    base = table[(table.storage == "reference") & (table.sampler == "uniform")].set_index("n_agents")["median_ms"]
+    table["ratio_to_reference_uniform"] = table["median_ms"] / table["n_agents"].map(base)
+    table["reduction_vs_reference_uniform_%"] = 100 * (1 - table["ratio_to_reference_uniform"])
+    return table.round(3)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--agents", type=int, nargs="+", default=[3, 12])
+    parser.add_argument("--batch", type=int, default=1024)
+    parser.add_argument("--k", type=int, default=16)
+    parser.add_argument("--fill", type=int, default=50_000, help="transitions stored before measuring")
+    parser.add_argument("--capacity", type=int, default=1_000_000)
+    parser.add_argument("--real-steps", type=int, default=2_000, help="distinct MPE transitions generated")
+    parser.add_argument("--rounds", type=int, default=30, help="measured update rounds per configuration")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--device", default="cpu", help="where batches (and the contiguous storage) live")
+    parser.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
+    parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")
+
+
+def identify(table, run_id: str, profile: str, rec: dict):
+    """The run-identity columns figures name their source by (as a study table's): a micro-measurement is
+    one 'run' of the pseudo-study paper1_micro."""
+    return table.assign(run_id=run_id, git_commit=rec["git"]["commit"], **{"cfg.study": "paper1_micro",
+                                                                           "cfg.profile": profile})
+
+
+def run(args):
+    """Measure, write <out>.{csv,md,parquet,provenance.json}, return the summary table."""
+    import pandas as pd
+    import torch
+
+    from effmarl import io, provenance
+
+    torch.set_num_threads(args.threads)
+    raw = pd.concat([measure(n, args) for n in args.agents], ignore_index=True)
+    table = summarise(raw)
+    rec = provenance.record(extra={"benchmark": "sampling_phase", "args": vars(args)})
+    header = (f"Sampling phase per update round (per_agent batch mode: N × [draw {args.batch} indices, gather all "
+              f"N agents]), buffers holding {args.fill} MPE simple_tag transitions, {args.rounds} interleaved "
+              f"rounds per configuration, {args.threads} torch thread(s), device {args.device}.\n"
+              f"git {rec['git']['commit']} (dirty: {rec['git']['dirty']}), {rec['hardware']['cpu_model']}, "
+              f"torch {torch.__version__}, numpy {np.__version__}.\n")
+    out = Path(args.out)
+    io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+    io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False) + "\n")
+    io.write_json(out.with_suffix(".provenance.json"), rec)
+    io.write_parquet(out.with_suffix(".parquet"), identify(table, "sampling_bench", args.profile, rec))
+    print(header)
+    print(table.to_markdown(index=False))
+    return table
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_arguments(parser)
+    run(parser.parse_args(argv))
