@@ -48,17 +48,19 @@ rule paper1_counters:
         "effmarl counters {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
-add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", [f"{P1_MICRO}/sampling_bench.parquet"])
-add_figure("paper1", "sampling_counters", "paper1_counters", [f"{P1_MICRO}/counters.parquet"])
+# Registered only when the profile has paper-1 studies.
 _p1_studies = [s for s in RUNS if s.startswith("paper1")]
-add_table("paper1", "claims", "paper1_claims",
-          [f"{P1_MICRO}/sampling_bench.parquet"] + [summary(s, t) for s in _p1_studies for t in ("phases", "metrics")])
+if _p1_studies:
+    add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", [f"{P1_MICRO}/sampling_bench.parquet"])
+    add_figure("paper1", "sampling_counters", "paper1_counters", [f"{P1_MICRO}/counters.parquet"])
+    add_table("paper1", "claims", "paper1_claims",
+              [f"{P1_MICRO}/sampling_bench.parquet"] + [summary(s, t) for s in _p1_studies for t in ("phases", "metrics")])
 
-# Scaling-study figures over the paper1 training studies (the k-sweep study is kept apart).
-_p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
-add_figure("paper1", "phase_scaling", "paper1_scaling", [summary(s, "phases") for s in _p1_main])
-add_figure("paper1", "end_to_end", "paper1_end_to_end", [summary(s, "phases") for s in _p1_main])
-add_figure("paper1", "reward_curves", "paper1_rewards", [summary(s, "metrics") for s in _p1_main])
-if "paper1_ksweep" in RUNS:
-    add_figure("paper1", "ksweep", "paper1_ksweep",
-               [summary("paper1_ksweep", "phases"), summary("paper1_ksweep", "metrics")])
+    # Scaling-study figures over the paper1 training studies (the k-sweep study is kept apart).
+    _p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
+    add_figure("paper1", "phase_scaling", "paper1_scaling", [summary(s, "phases") for s in _p1_main])
+    add_figure("paper1", "end_to_end", "paper1_end_to_end", [summary(s, "phases") for s in _p1_main])
+    add_figure("paper1", "reward_curves", "paper1_rewards", [summary(s, "metrics") for s in _p1_main])
+    if "paper1_ksweep" in RUNS:
+        add_figure("paper1", "ksweep", "paper1_ksweep",
+                   [summary("paper1_ksweep", "phases"), summary("paper1_ksweep", "metrics")])
