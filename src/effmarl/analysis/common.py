@@ -28,6 +28,22 @@ def source_line(summary: pd.DataFrame) -> str:
 RUN_COLUMNS = ["run_id", "git_commit", "cfg.study", "cfg.profile"]
 
 
+def read_tables(inputs: list[str]) -> pd.DataFrame:
+    """The input tables of a figure or table, concatenated."""
+    return pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+
+
+def panels(frame: pd.DataFrame, keys: list[str], width: float, height: float):
+    """One subplot per distinct combination of `keys` in `frame`, side by side.
+
+    Returns the figure and a list of (axis, key values, the rows of `frame` with those values).
+    """
+    combos = frame[keys].drop_duplicates().values.tolist()
+    fig, axes = plt.subplots(1, len(combos), figsize=(width * len(combos), height), squeeze=False)
+    rows = [frame[(frame[keys] == values).all(axis=1)] for values in combos]
+    return fig, list(zip(axes[0], combos, rows, strict=True))
+
+
 def runs_of(inputs: list[str]) -> pd.DataFrame | None:
     """The run identity columns of the study tables among `inputs` (None if none are study tables)."""
     frames = []

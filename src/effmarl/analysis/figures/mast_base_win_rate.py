@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
+
+from effmarl.analysis.common import read_tables
 
 CAPTION = ("Test win rate of greedy QMIX-family agents on SMAX maps (jaxmarl's JAX re-implementation of SMAC, "
            "heuristic enemy) against environment steps; line = mean over seeds, band = 95 % bootstrap CI. "
@@ -14,7 +15,7 @@ ALGO_NAMES = {"qmix": "QMIX", "ow_qmix": "OW-QMIX", "res_qmix": "RES-QMIX"}
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     data = summary.assign(algorithm=summary["cfg.algo"].map(ALGO_NAMES).fillna(summary["cfg.algo"]),
                           map=summary["cfg.env.map"].astype(str).str.replace("64zg_approx", "64zg (approx.)"))
     maps = sorted(data["map"].unique())

@@ -4,9 +4,9 @@ algorithm."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
 
+from effmarl.analysis.common import read_tables
 from effmarl.analysis.tables.mast_methods import ALGO_NAMES, METHOD_NAMES, METHOD_ORDER
 
 CAPTION = ("Test win rate against environment steps on SMAX maps for each sparse-training method at one global "
@@ -15,7 +15,7 @@ CAPTION = ("Test win rate against environment steps on SMAX maps for each sparse
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     data = summary.assign(method=summary["cfg.sparse.method"].map(METHOD_NAMES),
                           panel=summary["cfg.algo"].map(ALGO_NAMES).fillna(summary["cfg.algo"]) + " on SMAX "
                           + summary["cfg.env.map"].astype(str))

@@ -5,7 +5,8 @@ unavailable are listed with their reason instead of a value."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
+
+from effmarl.analysis.common import read_tables
 
 CAPTION = ("Cache misses per sampled transition during the mini-batch sampling phase alone (R sampling rounds "
            "minus the same fill with 0 rounds), uniform vs neighbor sampling, per storage and N. Source named in "
@@ -15,7 +16,7 @@ METRICS = {"cachegrind": ["D1m", "DLm"], "perf": ["L1-dcache-load-misses", "LLC-
 
 
 def make(inputs: list[str]):
-    table = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    table = read_tables(inputs)
     ok = table[table.available]
     panels = [(s, m) for s, ms in METRICS.items() for m in ms if ((ok.source == s) & (ok.metric == m)).any()]
     fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.8 * max(len(panels), 1), 3.4), squeeze=False)

@@ -4,9 +4,9 @@ sampling, vs agent count, per algorithm and storage; labels give neighbor's chan
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import pandas as pd
 
+from effmarl.analysis.common import panels, read_tables
 from effmarl.analysis.figures.paper1_phases import LEAF_PHASES, RUN_KEYS
 
 CAPTION = ("End-to-end training time per run (sum of the timed training phases), uniform vs neighbor "
@@ -20,12 +20,10 @@ def run_totals(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     totals = run_totals(summary)
-    panels = totals[["cfg.algo", "cfg.replay.storage"]].drop_duplicates().values.tolist()
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.4), squeeze=False)
-    for ax, (algo, storage) in zip(axes[0], panels, strict=True):
-        d = totals[(totals["cfg.algo"] == algo) & (totals["cfg.replay.storage"] == storage)]
+    fig, grid = panels(totals, ["cfg.algo", "cfg.replay.storage"], width=3.6, height=3.4)
+    for ax, (algo, storage), d in grid:
         means = d.groupby(["cfg.replay.sampler", "cfg.env.n_agents"])["seconds"].mean()
         for sampler, g in d.groupby("cfg.replay.sampler"):
             ax.scatter(g["cfg.env.n_agents"], g["seconds"], s=12, alpha=0.6)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from effmarl.analysis.common import read_tables
+
 CAPTION = ("Share of training time per phase (action selection, environment step, buffer add, and the update "
            "phases sampling, target-Q, Q loss, P loss, target update) for each run, by algorithm, replay "
            "storage × sampler and agent count N. Phases timed inside the training loop.")
@@ -34,7 +36,7 @@ def phase_totals(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     wide = phase_totals(summary)
     shares = wide[LEAF_PHASES].div(wide[LEAF_PHASES].sum(axis=1), axis=0) * 100
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(wide) + 1.6))

@@ -3,9 +3,10 @@ confidence bands over seeds (all agents' returns summed per episode, smoothed by
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+
+from effmarl.analysis.common import panels, read_tables
 
 CAPTION = ("Episode reward (sum of all agents' returns) vs episode, uniform vs neighbor sampling, mean over "
            "seeds with a 95 % bootstrap confidence band (2 000 resamples of seeds; a single seed has no band), "
@@ -30,12 +31,10 @@ def curves(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     table = curves(summary)
-    panels = table[["cfg.algo", "cfg.env.n_agents"]].drop_duplicates().values.tolist()
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.8 * len(panels), 3.2), squeeze=False)
-    for ax, (algo, n) in zip(axes[0], panels, strict=True):
-        d = table[(table["cfg.algo"] == algo) & (table["cfg.env.n_agents"] == n)]
+    fig, grid = panels(table, ["cfg.algo", "cfg.env.n_agents"], width=3.8, height=3.2)
+    for ax, (algo, n), d in grid:
         for sampler, g in d.groupby("cfg.replay.sampler"):
             wide = g.pivot(index="cfg.seed", columns="episode", values="return").dropna(axis=1)
             window = max(1, wide.shape[1] // 20)

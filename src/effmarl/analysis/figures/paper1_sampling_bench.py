@@ -8,6 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from effmarl.analysis.common import read_tables
+
 CAPTION = ("Mini-batch sampling phase per update round (per_agent mode: N × [draw B indices, gather all N "
            "agents]), median with quartiles over interleaved rounds, uniform vs neighbor sampling on the "
            "reference (openai/maddpg layout) and contiguous storages; labels give neighbor's change vs uniform "
@@ -23,7 +25,7 @@ def reductions(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    table = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    table = read_tables(inputs)
     red = reductions(table)
     storages = list(dict.fromkeys(table.storage))
     fig, axes = plt.subplots(1, len(storages), figsize=(4.2 * len(storages), 3.4), squeeze=False)

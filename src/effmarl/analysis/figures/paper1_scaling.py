@@ -9,6 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from effmarl.analysis.common import read_tables
 from effmarl.analysis.figures.paper1_phases import LEAF_PHASES
 
 CAPTION = ("Training time by phase vs agent count N (left: share of total training time; right: share of "
@@ -44,7 +45,7 @@ def _stack(ax, table: pd.DataFrame, phases: list[str], title: str) -> None:
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     base = baseline_runs(summary)
     leaf = shares(base, LEAF_PHASES, LEAF_PHASES)
     upd = shares(base, UPDATE_PHASES, ["update_all_trainers"])

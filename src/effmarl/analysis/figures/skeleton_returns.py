@@ -6,6 +6,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from effmarl.analysis.common import read_tables
+
 CAPTION = ("Episode return of a uniform random policy on MPE predator-prey (mpe2 simple_tag_v3), summed "
            "over each team's agents, by number of agents N. The reward floor learning must beat.")
 
@@ -16,7 +18,7 @@ def team_returns(summary: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     data = team_returns(summary)
     fig, ax = plt.subplots(figsize=(5, 3.2))
     sns.boxplot(data=data, x="cfg.env.n_agents", y="return", hue="team", ax=ax)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from effmarl.analysis.common import read_tables
 from effmarl.analysis.figures.paper1_phases import RUN_KEYS
 
 CAPTION = ("Mini-batch sampling phase per update round (ms, measured inside training runs) by algorithm, N, "
@@ -12,7 +13,7 @@ CAPTION = ("Mini-batch sampling phase per update round (ms, measured inside trai
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     totals = summary.pivot_table(index=RUN_KEYS, columns="phase", values=["seconds", "calls"], aggfunc="sum")
     table = pd.DataFrame({
         "update_rounds": totals[("calls", "update_all_trainers")],

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import pandas as pd
 
+from effmarl.analysis.common import read_tables
 from effmarl.analysis.figures.skeleton_returns import team_returns
 
 CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    summary = pd.concat([pd.read_parquet(p) for p in inputs], ignore_index=True)
+    summary = read_tables(inputs)
     data = team_returns(summary)
     table = (data.groupby(["cfg.env.n_agents", "team"])["return"]
              .agg(mean="mean", std="std", episodes="count").reset_index()
