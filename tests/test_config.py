@@ -72,6 +72,15 @@ def test_profile_errors_name_the_study_field():
     assert lines == ["field 'studies.s.grid.seed': [] should be non-empty"]
 
 
+def test_paper1_micro_sizes_are_checked_with_the_profile():
+    profile = {"profile": "smoke", "results_dir": "r", "figures_dir": "f", "studies": {},
+               "paper1_micro": {"counters": {"storage": ["fast"], "agents": [5]}, "sampling_bench": {"fil": 10}}}
+    lines = errors_of(profile, part="workflow")
+    assert any(line.startswith("field 'paper1_micro.counters.storage.0': 'fast' is not allowed") for line in lines)
+    assert any(line.startswith("field 'paper1_micro.counters.agents.0': 5 is not allowed") for line in lines)
+    assert any(line.startswith("field 'paper1_micro.sampling_bench': unknown key(s) 'fil'") for line in lines)
+
+
 def test_expand_study_makes_every_grid_combination_with_readable_ids():
     study = {"base": {"algo": "random", "env": {"backend": "mpe"}}, "grid": {"env.n_agents": [3, 6], "seed": [0, 1]}}
     runs = expand_study("demo", study, "smoke")

@@ -189,7 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="numpy: the storages' gather without the torch conversion (no torch import under valgrind)")
     p.add_argument("--sources", nargs="+", default=["perf", "cachegrind", "torch_profiler", "ncu"])
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--cache", action="append", metavar="LEVEL=size,assoc,line",
+    p.add_argument("--cache", action="extend", nargs="+", metavar="LEVEL=size,assoc,line",
                    help="override a simulated cache, e.g. LL=262144,8,64 (default I1/D1 32 KiB, LL 8 MiB)")
     p.add_argument("--out", required=True, help="output path without extension (.parquet and .json)")
     p.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")

@@ -1,4 +1,5 @@
 # Paper 1 (MADDPG / MASAC, replay storage × sampler): the phase-breakdown figure and the sampling table.
+import shlex
 # Each study named paper1* gets these two outputs.
 for _study in [s for s in RUNS if s.startswith("paper1")]:
     add_figure(_study, "phase_breakdown", "paper1_phases", [summary(_study, "phases")])
@@ -6,25 +7,24 @@ for _study in [s for s in RUNS if s.startswith("paper1")]:
 
 
 # Paper 1 micro-measurements of the sampling phase alone (no training): the interleaved sampling benchmark
-# (figure 3) and the counters (figure 4), sized by profile; then the claims table over everything.
+# (figure 3) and the counters (figure 4), sized by the profile's `paper1_micro`; then the claims table.
 P1_MICRO = f"{RESULTS}/paper1_micro"
-P1_BENCH_ARGS = {
-    "smoke": "--agents 3 6 --fill 2000 --capacity 4000 --real-steps 200 --rounds 3 --batch 256",
-    "default": "--agents 3 6 12 --fill 50000 --rounds 15",
-    "paper": "--agents 3 6 12 24 48 --fill 200000 --rounds 30",
-}
-P1_COUNTER_ARGS = {
-    "smoke": "--agents 3 --storage reference --fill 300 --rounds 1 --batch 64 --cache LL=262144,8,64",
-    "default": "--agents 3 12 --fill 20000 --rounds 4 --batch 1024",
-    "paper": "--agents 3 12 48 --fill 100000 --rounds 4 --batch 1024",
-}
+
+
+def cli_options(options: dict) -> str:
+    """`{"real_steps": 200, "agents": [3, 6]}` -> `--real-steps 200 --agents 3 6` (schema-checked keys)."""
+    words = []
+    for key, value in options.items():
+        words.append("--" + key.replace("_", "-"))
+        words.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    return shlex.join(words)
 
 
 rule paper1_sampling_bench:
     output:
         f"{P1_MICRO}/sampling_bench.parquet",
     params:
-        args=P1_BENCH_ARGS.get(config.get("profile"), P1_BENCH_ARGS["smoke"]),
+        args=cli_options(config["paper1_micro"]["sampling_bench"]),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
     log:
@@ -38,7 +38,7 @@ rule paper1_counters:
     output:
         f"{P1_MICRO}/counters.parquet",
     params:
-        args=P1_COUNTER_ARGS.get(config.get("profile"), P1_COUNTER_ARGS["smoke"]),
+        args=cli_options(config["paper1_micro"]["counters"]),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
     log:
