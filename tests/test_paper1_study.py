@@ -47,3 +47,39 @@ def test_bootstrap_ci_brackets_the_mean_and_shrinks_with_more_seeds():
         assert (lo <= values.mean(axis=0)).all() and (values.mean(axis=0) <= hi).all()
     width = [np.mean(np.subtract(*bootstrap_ci(v)[::-1])) for v in (few, many)]
     assert width[1] < 0.5 * width[0]  # ~1/sqrt(n): 4 vs 64 seeds
+
+
+def _metrics(rewards: dict) -> pd.DataFrame:
+    """Synthetic metrics: {(sampler, seed, storage): [return of episode 0, 1, ...]} for maddpg N=3, one team."""
+    rows = []
+    for (sampler, seed, storage), returns in rewards.items():
+        for episode, ret in enumerate(returns):
+            rows.append({"run_id": f"{sampler}-{seed}-{storage}", "cfg.study": "paper1", "cfg.algo": "maddpg",
+                         "cfg.env.n_agents": 3, "cfg.seed": seed, "cfg.replay.sampler": sampler,
+                         "cfg.replay.storage": storage, "episode": episode, "team": "predator", "return": ret})
+    return pd.DataFrame(rows)
+
+
+def test_final_rewards_average_the_last_fifth_of_episodes():
+    from effmarl.analysis.figures.paper1_rewards import final_rewards
+
+    m = _metrics({("uniform", 0, "reference"): list(range(11))})  # episodes 0..10: the last 20 % are 8, 9, 10
+    assert final_rewards(m, ["run_id"]).tolist() == [9.0]
+
+
+def test_reward_claim_pairs_runs_by_seed_and_pools_storages():
+    # neighbor − uniform final reward per seed: +1, +3, −1, +1 -> mean +1, bootstrap interval contains 0
+    uniform, neighbor = [10, 20, 30, 40], [11, 23, 29, 41]
+    rewards = {}
+    for seed, (u, n) in enumerate(zip(uniform, neighbor, strict=True)):
+        for storage in ("reference", "contiguous"):
+            rewards[("uniform", seed, storage)] = [0.0] * 4 + [u]
+            rewards[("neighbor", seed, storage)] = [0.0] * 4 + [n]
+    row = paper1_claims.reward_row(_metrics(rewards))
+    assert row["ours"].startswith("+1.00 (95 % CI [")
+    assert "4 pairs" in row["ours"] and "no significant difference" in row["ours"]
+    # a consistent drop is called out
+    for seed in range(4):
+        for storage in ("reference", "contiguous"):
+            rewards[("neighbor", seed, storage)] = [0.0] * 4 + [uniform[seed] - 5 - seed]
+    assert "significantly lower" in paper1_claims.reward_row(_metrics(rewards))["ours"]

@@ -4,19 +4,12 @@ sampling, vs agent count, per algorithm and storage; labels give neighbor's chan
 
 from __future__ import annotations
 
-import pandas as pd
-
 from effmarl.analysis.common import panels, read_tables
-from effmarl.analysis.figures.paper1_phases import LEAF_PHASES, RUN_KEYS
+from effmarl.analysis.figures.paper1_phases import run_totals
 
 CAPTION = ("End-to-end training time per run (sum of the timed training phases), uniform vs neighbor "
            "sampling, by algorithm, storage and agent count N; points are seeds, lines their means, labels "
            "neighbor's change vs uniform. Paper 1: −10.2 % at N = 12.")
-
-
-def run_totals(summary: pd.DataFrame) -> pd.DataFrame:
-    leaf = summary[summary.phase.isin(LEAF_PHASES)]
-    return leaf.groupby(RUN_KEYS)["seconds"].sum().rename("seconds").reset_index()
 
 
 def make(inputs: list[str]):
@@ -24,9 +17,9 @@ def make(inputs: list[str]):
     totals = run_totals(summary)
     fig, grid = panels(totals, ["cfg.algo", "cfg.replay.storage"], width=3.6, height=3.4)
     for ax, (algo, storage), d in grid:
-        means = d.groupby(["cfg.replay.sampler", "cfg.env.n_agents"])["seconds"].mean()
+        means = d.groupby(["cfg.replay.sampler", "cfg.env.n_agents"])["total"].mean()
         for sampler, g in d.groupby("cfg.replay.sampler"):
-            ax.scatter(g["cfg.env.n_agents"], g["seconds"], s=12, alpha=0.6)
+            ax.scatter(g["cfg.env.n_agents"], g["total"], s=12, alpha=0.6)
             m = means.loc[sampler]
             ax.plot(m.index, m.values, marker="o", label=sampler)
         if {"uniform", "neighbor"} <= set(d["cfg.replay.sampler"]):

@@ -6,6 +6,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from effmarl.analysis.figures.paper1_rewards import final_rewards
+
 CAPTION = ("Neighbor-sampling window k: mini-batch sampling time per update round (ms, inside training) and "
            "mean episode reward (sum of all agents, last 20 % of episodes) vs k, per algorithm, storage and N; "
            "points are seeds, lines their means. k = 1 draws exactly what uniform sampling draws.")
@@ -15,10 +17,7 @@ KEYS = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.neighb
 def per_run(phases: pd.DataFrame, metrics: pd.DataFrame) -> pd.DataFrame:
     tot = phases.pivot_table(index=KEYS, columns="phase", values=["seconds", "calls"], aggfunc="sum")
     samp = (1e3 * tot[("seconds", "sampling")] / tot[("calls", "update_all_trainers")]).rename("sampling_ms")
-    ep = metrics.groupby(KEYS + ["episode"])["return"].sum().reset_index()
-    cut = ep.groupby(KEYS)["episode"].transform(lambda e: e >= e.min() + 0.8 * (e.max() - e.min()))
-    rew = ep[cut].groupby(KEYS)["return"].mean().rename("reward")
-    return pd.concat([samp, rew], axis=1).reset_index()
+    return pd.concat([samp, final_rewards(metrics, KEYS)], axis=1).reset_index()
 
 
 def make(inputs: list[str]):

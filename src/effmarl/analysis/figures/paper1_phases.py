@@ -21,6 +21,15 @@ LEAF_PHASES = ["action_selection", "env_step", "buffer_add", "sampling", "target
 RUN_KEYS = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.seed"]
 
 
+
+def run_totals(phases: pd.DataFrame, keys: list[str] = RUN_KEYS) -> pd.DataFrame:
+    """Per run (grouped by `keys`): `total` training seconds (sum of the leaf phases) and `update` seconds
+    (the enclosing update_all_trainers phase)."""
+    keys = [k for k in keys if k in phases]
+    leaf = phases[phases.phase.isin(LEAF_PHASES)].groupby(keys)["seconds"].sum().rename("total")
+    update = phases[phases.phase == "update_all_trainers"].groupby(keys)["seconds"].sum().rename("update")
+    return pd.concat([leaf, update], axis=1).fillna(0.0).reset_index()
+
 def run_label(row) -> str:
     return (f"{row['cfg.algo']} N={row['cfg.env.n_agents']} {row['cfg.replay.storage']}/"
             f"{row['cfg.replay.sampler']} s{row['cfg.seed']}")

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from effmarl.analysis.figures.paper1_phases import LEAF_PHASES
+from effmarl.analysis.figures.paper1_phases import RUN_KEYS, run_totals
+from effmarl.analysis.figures.paper1_rewards import bootstrap_ci, final_rewards
 
 CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
            "storage (openai/maddpg layout). End-to-end, reward and phase shares: training runs of the profile. "
@@ -50,17 +51,30 @@ def sampling_rows(path: str | None) -> list[dict]:
     return rows
 
 
-def _run_totals(phases: pd.DataFrame) -> pd.DataFrame:
-    keys = [c for c in ["cfg.study", "cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler",
-                        "cfg.seed", "run_id"] if c in phases]
-    leaf = phases[phases.phase.isin(LEAF_PHASES)].groupby(keys)["seconds"].sum().rename("total")
-    upd = phases[phases.phase == "update_all_trainers"].groupby(keys)["seconds"].sum().rename("update")
-    return pd.concat([leaf, upd], axis=1).fillna(0.0).reset_index()
+def reward_row(metrics: pd.DataFrame | None) -> dict:
+    """Neighbor − uniform final reward, paired by (study, algorithm, N, seed), with a 95 % bootstrap interval over the
+    pairs. Reference and contiguous runs of one seed train identically, so storages are pooled per pair."""
+    claim = "final episode reward, neighbor − uniform"
+    pair_keys = ["cfg.study", "cfg.algo", "cfg.env.n_agents", "cfg.seed"]
+    if metrics is None or set(metrics.get("cfg.replay.sampler", pd.Series(dtype=str))) < {"uniform", "neighbor"}:
+        return _row(claim, "no significant degradation", NOT_MEASURED, "", "")
+    final = final_rewards(metrics, ["run_id", "cfg.replay.sampler", *pair_keys]).reset_index()
+    pairs = final.pivot_table(index=pair_keys, columns="cfg.replay.sampler", values="reward").dropna()
+    if pairs.empty:
+        return _row(claim, "no significant degradation", NOT_MEASURED, "", "")
+    diff = (pairs["neighbor"] - pairs["uniform"]).to_numpy()
+    lo, hi = bootstrap_ci(diff[:, None])
+    verdict = ("interval contains 0: no significant difference" if lo[0] <= 0 <= hi[0] else
+               "significantly lower" if hi[0] < 0 else "significantly higher")
+    ours = (f"{diff.mean():+.2f} (95 % CI [{lo[0]:+.2f}, {hi[0]:+.2f}], {len(diff)} pairs; uniform mean "
+            f"{pairs['uniform'].mean():.2f}): {verdict}")
+    return _row(claim, "no significant degradation", ours,
+                f"{final.run_id.nunique()} runs; all-agent return, last 20 % of episodes", "")
 
 
 def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> list[dict]:
     rows = []
-    totals = _run_totals(phases) if phases is not None else None
+    totals = run_totals(phases, ["cfg.study", *RUN_KEYS, "run_id"]) if phases is not None else None
     claim = "end-to-end training time, neighbor vs uniform, N=12"
     sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
                                              & (totals["cfg.replay.storage"] == "reference")]
@@ -71,17 +85,7 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> 
         change = 100 * (m["neighbor"] / m["uniform"] - 1)
         rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over runs)",
                          f"{', '.join(sorted(set(sel['cfg.study'])))}: {len(sel)} runs", "", -10.2, change))
-    claim = "mean episode reward, neighbor vs uniform"
-    if metrics is None or set(metrics.get("cfg.replay.sampler", pd.Series(dtype=str))) < {"uniform", "neighbor"}:
-        rows.append(_row(claim, "no significant degradation", NOT_MEASURED, "", ""))
-    else:
-        per_run = metrics.groupby(["run_id", "cfg.replay.sampler", "episode"])["return"].sum().groupby(
-            ["run_id", "cfg.replay.sampler"]).mean().reset_index()
-        m = per_run.groupby("cfg.replay.sampler")["return"].agg(["mean", "std", "count"])
-        rows.append(_row(claim, "no significant degradation",
-                         f"uniform {m.loc['uniform', 'mean']:.2f} (n={m.loc['uniform', 'count']}), neighbor "
-                         f"{m.loc['neighbor', 'mean']:.2f} (n={m.loc['neighbor', 'count']}); all-agent return "
-                         "per episode, mean over runs", f"{per_run.run_id.nunique()} runs", ""))
+    rows.append(reward_row(metrics))
     for n, paper in ((3, 35.0), (48, 85.0)):
         claim = f"update-all-trainers share of training time, N={n}"
         sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == n)
