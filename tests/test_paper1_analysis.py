@@ -40,3 +40,23 @@ def test_phase_figure_stacks_leaf_phases_only(phases_summary):
     assert wide.set_index("label").loc["maddpg N=3 reference/uniform s0", "sampling"] == pytest.approx(2.0)
     fig, shown = paper1_phases.make([phases_summary])
     assert len(fig.axes) == 1 and len(shown) == 18
+
+
+def test_steady_state_drops_each_runs_warm_up_episodes():
+    def rows(run_id, first_update):
+        out = []
+        for episode in range(4):
+            out.append({"cfg.study": "paper1", "run_id": run_id, "episode": episode, "phase": "env_step",
+                        "seconds": 1.0, "calls": 25})
+            if episode >= first_update:
+                out.append({"cfg.study": "paper1", "run_id": run_id, "episode": episode,
+                            "phase": "update_all_trainers", "seconds": 2.0, "calls": 1})
+        return out
+
+    phases = pd.DataFrame(rows("early", 1) + rows("late", 3) + rows("never", 99))
+    kept = paper1_phases.steady_state(phases)
+    assert sorted(kept[kept.run_id == "early"].episode.unique()) == [1, 2, 3]
+    assert sorted(kept[kept.run_id == "late"].episode.unique()) == [3]
+    assert sorted(kept[kept.run_id == "never"].episode.unique()) == [0, 1, 2, 3]  # no update round: all kept
+    totals = paper1_phases.run_totals(kept, ["run_id"]).set_index("run_id")
+    assert totals.loc["late", "total"] == 1.0 and totals.loc["late", "update"] == 2.0

@@ -14,12 +14,22 @@ from effmarl.analysis.common import read_tables
 
 CAPTION = ("Share of training time per phase (action selection, environment step, buffer add, and the update "
            "phases sampling, target-Q, Q loss, P loss, target update) for each run, by algorithm, replay "
-           "storage × sampler and agent count N. Phases timed inside the training loop.")
+           "storage × sampler and agent count N. Phases timed inside the training loop, from the first update "
+           "round on (the warm-up is left out).")
 
 LEAF_PHASES = ["action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
                "target_update"]
 RUN_KEYS = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.seed"]
 
+
+def steady_state(phases: pd.DataFrame) -> pd.DataFrame:
+    """Each run's phase rows from its first update round on. The warm-up (no update rounds yet) is a third of a
+    default-profile run but under 2 % of the paper's (25 600 of 1.5 M steps), so shares and end-to-end times are
+    compared after it. A run with no update round keeps all its rows."""
+    run = [k for k in ("cfg.study", "run_id") if k in phases]
+    first = phases[phases.phase == "update_all_trainers"].groupby(run)["episode"].min().rename("_first_update")
+    first_update = phases.join(first, on=run)["_first_update"].fillna(-1)
+    return phases[phases.episode >= first_update]
 
 
 def run_totals(phases: pd.DataFrame, keys: list[str] = RUN_KEYS) -> pd.DataFrame:
@@ -29,6 +39,7 @@ def run_totals(phases: pd.DataFrame, keys: list[str] = RUN_KEYS) -> pd.DataFrame
     leaf = phases[phases.phase.isin(LEAF_PHASES)].groupby(keys)["seconds"].sum().rename("total")
     update = phases[phases.phase == "update_all_trainers"].groupby(keys)["seconds"].sum().rename("update")
     return pd.concat([leaf, update], axis=1).fillna(0.0).reset_index()
+
 
 def run_label(row) -> str:
     return (f"{row['cfg.algo']} N={row['cfg.env.n_agents']} {row['cfg.replay.storage']}/"
@@ -46,7 +57,7 @@ def phase_totals(summary: pd.DataFrame) -> pd.DataFrame:
 
 def make(inputs: list[str]):
     summary = read_tables(inputs)
-    wide = phase_totals(summary)
+    wide = phase_totals(steady_state(summary))
     shares = wide[LEAF_PHASES].div(wide[LEAF_PHASES].sum(axis=1), axis=0) * 100
     fig, ax = plt.subplots(figsize=(7, 0.35 * len(wide) + 1.6))
     left = pd.Series(0.0, index=wide.index)

@@ -10,11 +10,12 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from effmarl.analysis.common import read_tables
-from effmarl.analysis.figures.paper1_phases import LEAF_PHASES
+from effmarl.analysis.figures.paper1_phases import LEAF_PHASES, steady_state
 
 CAPTION = ("Training time by phase vs agent count N (left: share of total training time; right: share of "
            "'update all trainers' per sub-phase), per algorithm, reference storage with uniform sampling; "
-           "phase seconds measured inside the training runs and summed over seeds.")
+           "phase seconds measured inside the training runs after the warm-up (from the first update round on) "
+           "and summed over seeds.")
 
 UPDATE_PHASES = ["sampling", "target_q", "q_loss", "p_loss", "target_update"]
 
@@ -46,7 +47,7 @@ def _stack(ax, table: pd.DataFrame, phases: list[str], title: str) -> None:
 
 def make(inputs: list[str]):
     summary = read_tables(inputs)
-    base = baseline_runs(summary)
+    base = baseline_runs(steady_state(summary))
     leaf = shares(base, LEAF_PHASES, LEAF_PHASES)
     upd = shares(base, UPDATE_PHASES, ["update_all_trainers"])
     algos = list(leaf.index.get_level_values(0).unique())

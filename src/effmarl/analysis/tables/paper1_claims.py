@@ -11,11 +11,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from effmarl.analysis.figures.paper1_phases import RUN_KEYS, run_totals
+from effmarl.analysis.figures.paper1_phases import RUN_KEYS, run_totals, steady_state
 from effmarl.analysis.figures.paper1_rewards import bootstrap_ci, final_rewards
 
 CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
-           "storage (openai/maddpg layout). End-to-end, reward and phase shares: training runs of the profile. "
+           "storage (openai/maddpg layout). End-to-end, reward and phase shares: training runs of the profile; "
+           "times and shares after the warm-up (from each run's first update round on). "
            "'not measured in this profile' where the profile has no such run.")
 NOT_MEASURED = "not measured in this profile"
 
@@ -74,7 +75,8 @@ def reward_row(metrics: pd.DataFrame | None) -> dict:
 
 def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> list[dict]:
     rows = []
-    totals = run_totals(phases, ["cfg.study", *RUN_KEYS, "run_id"]) if phases is not None else None
+    totals = (run_totals(steady_state(phases), ["cfg.study", *RUN_KEYS, "run_id"]) if phases is not None
+              else None)
     claim = "end-to-end training time, neighbor vs uniform, N=12"
     sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
                                              & (totals["cfg.replay.storage"] == "reference")]
