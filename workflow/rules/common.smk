@@ -1,5 +1,6 @@
 # Helpers shared by the rule files.
 import os
+import shlex
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
 STUDY_TARGETS = {}
@@ -53,3 +54,12 @@ def summary(study, table="metrics"):
 
 def study_targets():
     return [path for paths in STUDY_TARGETS.values() for path in paths]
+
+
+def cli_options(options: dict) -> str:
+    """`{"real_steps": 200, "agents": [3, 6]}` -> `--real-steps 200 --agents 3 6` (schema-checked keys)."""
+    words = []
+    for key, value in options.items():
+        words.append(f"--{key.replace('_', '-')}")
+        words.extend(str(v) for v in (value if isinstance(value, list) else [value]))
+    return shlex.join(words)

@@ -1,5 +1,4 @@
 # Paper 1 (MADDPG / MASAC, replay storage × sampler): the phase-breakdown figure and the sampling table.
-import shlex
 # Each study named paper1* gets these two outputs.
 for _study in [s for s in RUNS if s.startswith("paper1")]:
     add_figure(_study, "phase_breakdown", "paper1_phases", [summary(_study, "phases")])
@@ -9,15 +8,6 @@ for _study in [s for s in RUNS if s.startswith("paper1")]:
 # Paper 1 micro-measurements of the sampling phase alone (no training): the interleaved sampling benchmark
 # (figure 3) and the counters (figure 4), sized by the profile's `paper1_micro`; then the claims table.
 P1_MICRO = f"{RESULTS}/paper1_micro"
-
-
-def cli_options(options: dict) -> str:
-    """`{"real_steps": 200, "agents": [3, 6]}` -> `--real-steps 200 --agents 3 6` (schema-checked keys)."""
-    words = []
-    for key, value in options.items():
-        words.append("--" + key.replace("_", "-"))
-        words.extend(str(v) for v in (value if isinstance(value, list) else [value]))
-    return shlex.join(words)
 
 
 rule paper1_sampling_bench:
