@@ -22,12 +22,12 @@ def bootstrap_ci(values: np.ndarray, n_boot: int = 2000, seed: int = 0) -> tuple
     return np.percentile(means, 2.5, axis=0), np.percentile(means, 97.5, axis=0)
 
 
-
 def final_rewards(metrics: pd.DataFrame, keys: list[str], fraction: float = 0.2) -> pd.Series:
     """Per run (grouped by `keys`): the mean all-agent episode return over the last `fraction` of its episodes."""
     episodes = metrics.groupby(keys + ["episode"])["return"].sum().reset_index()
     last = episodes.groupby(keys)["episode"].transform(lambda e: e >= e.min() + (1 - fraction) * (e.max() - e.min()))
     return episodes[last].groupby(keys)["return"].mean().rename("reward")
+
 
 def curves(summary: pd.DataFrame) -> pd.DataFrame:
     """All-agent return per (algo, N, sampler, seed, episode); storages pooled by mean (identical per seed)."""
