@@ -11,14 +11,15 @@ import pytest
 import torch
 from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, QMIXRun, accounting, check_config, mast_components, tiny_hyper
+from effmarl.algos.qmix import Learner, accounting, check_config, mast_components, target_kind, tiny_hyper
 from effmarl.config import ConfigError, validate
-from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, input_dim, linear_factory
+from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, linear_factory
 from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer, concat, empty_batch, episode_scheme
 from effmarl.sparse import flops
 from effmarl.sparse.masks import sparsifiable_weights
+from effmarl.sparse.mast import sparsifiable_count
 from effmarl.targets.mellowmax import soft_mellowmax
 from effmarl.targets.returns import lambda_returns, one_step
 
@@ -134,16 +135,16 @@ def test_hybrid_td_lambda_switches_exactly_at_t0():
                             (1999, lambda_returns(batch["reward"], batch["terminated"], batch["filled"], v, 0.99,
                                                   0.6))):
         run.counters["env_steps"] = steps
-        kind = QMIXRun.target_kind(run)
+        kind = target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps'])
         y = learner.td_targets(batch, inputs, learner.unroll(learner.agent, inputs).detach(), kind)
         torch.testing.assert_close(y, expected)
     # RLx2: one-step before its delay, n-step after
     cfg = run_cfg(method="rlx2", budget=2000)
     run.cfg, run.on = cfg, mast_components(cfg)
     run.counters["env_steps"] = 199
-    assert QMIXRun.target_kind(run) == ("one_step", 1, 0.0)
+    assert target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps']) == ("one_step", 1, 0.0)
     run.counters["env_steps"] = 200
-    assert QMIXRun.target_kind(run) == ("n_step", 3, 0.0)
+    assert target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps']) == ("n_step", 3, 0.0)
 
 
 def test_components_follow_the_method_and_switch_alone():
@@ -219,10 +220,9 @@ def test_policy_distance_is_zero_for_greedy_actions():
 @pytest.mark.parametrize("hypernet_layers", [1, 2])
 def test_tiny_matches_the_sparse_parameter_count_within_one_width_unit(hypernet_layers):
     q = run_cfg(method="tiny", qmix={"shared_params": False, "hypernet_layers": hypernet_layers})["qmix"]
-    in_dim = input_dim(OBS, A, N)
     full = Learner("qmix", q, N, OBS, A, STATE, sparse={"method": "rigl", "sparsity": 0.9})
     sparse_params = sum(int(m.sum()) for m in full.sparse.topology.masks.values())
-    narrow, info = tiny_hyper(q, N, in_dim, A, STATE, 0.9)
+    narrow, info = tiny_hyper("qmix", q, N, OBS, A, STATE, 0.9)
     assert info["tiny_target_params"] == sparse_params
     tiny = Learner("qmix", narrow, N, OBS, A, STATE)
     nets = {"agent": tiny.agent, "mixer": tiny.mixer}
@@ -231,7 +231,7 @@ def test_tiny_matches_the_sparse_parameter_count_within_one_width_unit(hypernet_
     assert count == info["tiny_params"]
     h = info["tiny_width"]
     for other in (h - 1, h + 1):
-        other_q, _ = tiny_hyper(q, N, in_dim, A, STATE, 0.9)
+        other_q, _ = tiny_hyper("qmix", q, N, OBS, A, STATE, 0.9)
         other_q = {**other_q, "rnn_hidden_dim": other, "mixing_embed_dim": max(1, round(32 * other / 64)),
                    "hypernet_embed": max(1, round(64 * other / 64))}
         other_l = Learner("qmix", other_q, N, OBS, A, STATE)
@@ -239,6 +239,16 @@ def test_tiny_matches_the_sparse_parameter_count_within_one_width_unit(hypernet_
         ps = dict((f"{k}.{n}", p) for k, m in nets.items() for n, p in m.named_parameters())
         other_count = sum(ps[n].numel() for n in sparsifiable_weights(nets))
         assert abs(count - sparse_params) <= abs(other_count - sparse_params)
+
+
+def test_tiny_ow_qmix_counts_the_central_networks_it_would_sparsify():
+    q = run_cfg(algo="ow_qmix", method="tiny", qmix={"shared_params": False})["qmix"]
+    full = Learner("ow_qmix", q, N, OBS, A, STATE, sparse={"method": "rigl", "sparsity": 0.9})
+    narrow, info = tiny_hyper("ow_qmix", q, N, OBS, A, STATE, 0.9)
+    assert info["tiny_target_params"] == sum(int(m.sum()) for m in full.sparse.topology.masks.values())
+    tiny = Learner("ow_qmix", narrow, N, OBS, A, STATE)
+    assert sparsifiable_count(dict(tiny.networks().items())) == info["tiny_params"]
+    assert narrow["central_mixing_embed_dim"] < q["central_mixing_embed_dim"]
 
 
 def test_flops_of_the_per_agent_agent_by_hand():

@@ -194,14 +194,21 @@ def test_resumed_run_equals_uninterrupted(method, tmp_path):
         assert sa["online"]["history"] == sb["online"]["history"] and sa["online"]["history"]
 
 
-def test_checkpoint_of_another_config_is_refused(tmp_path):
-    from effmarl.algos.qmix import QMIXRun
+def test_checkpoint_of_another_config_is_refused_and_a_budget_change_is_not(tmp_path):
+    from effmarl.algos import qmix
     from effmarl.runs import RunDir
 
     cfg = short_cfg("qmix")
-    state = QMIXRun(cfg, RunDir(tmp_path, cfg))
-    state._started = 0.0
-    state.save()
+    assert not qmix.run(copy.deepcopy(cfg), RunDir(tmp_path, cfg), stop_after=50)
     other = short_cfg("qmix", lr=0.001)
     with pytest.raises(ConfigError, match="another configuration"):
-        QMIXRun(other, RunDir(tmp_path, other)).load()
+        qmix.run(other, RunDir(tmp_path, other))
+    lower = copy.deepcopy(cfg)
+    lower["budget"]["env_steps"] = 20  # below the steps already trained: refused, not silently exceeded
+    with pytest.raises(ConfigError, match="budget.env_steps"):
+        qmix.run(lower, RunDir(tmp_path, lower))
+    longer = copy.deepcopy(cfg)
+    longer["budget"]["env_steps"] = 200  # a larger budget resumes from the checkpoint and trains on
+    assert qmix.run(longer, RunDir(tmp_path, longer))
+    metrics = pd.read_parquet(tmp_path / "metrics.parquet")
+    assert metrics["env_steps"].iloc[-1] >= 200 and metrics["eval_step"].iloc[-1] == 200

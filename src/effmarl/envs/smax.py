@@ -163,6 +163,20 @@ def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_
     every SMAXEnv of that configuration (training and evaluation copies, repeated runs) shares the traced and
     compiled functions; jit compiles once per batch size, and the persistent cache keeps that across runs."""
     import jax
+
+    env, spec, reset_one, step_one = functions(map, episode_limit, see_enemy_actions, walls_cause_death,
+                                               normalise_state)
+    return env, spec, jax.jit(jax.vmap(reset_one)), jax.jit(jax.vmap(step_one))
+
+
+@functools.cache
+def functions(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_death: bool,
+              normalise_state: bool):
+    """(jaxmarl env, spec, reset_one, step_one): one copy's reset(key) and step(key, state, done, actions), pure JAX
+    functions to vmap and jit (here by `compiled`; inside a whole-episode rollout by algos/qmix/smax_runner.py).
+    reset_one(key) -> (key, state, done, (obs [n, d], world state, avail [n, A])); step_one(...) -> (key, state,
+    done, (obs, world state, avail, reward, terminated, truncated, won)); see the module docstring."""
+    import jax
     import jax.numpy as jnp
 
     HeuristicEnemySMAX = import_smax().HeuristicEnemySMAX
@@ -236,7 +250,7 @@ def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_
         obs, world, avail = observe(new_state)
         return key, new_state, done | ended, (obs, world, avail, reward, terminated, truncated, won)
 
-    return env, spec, jax.jit(jax.vmap(reset_one)), jax.jit(jax.vmap(step_one))
+    return env, spec, reset_one, step_one
 
 
 class SMAXEnv:
@@ -249,8 +263,9 @@ class SMAXEnv:
             raise ValueError(f"env.map: {map!r} is not supported; allowed: {', '.join(repr(m) for m in MAPS)}")
         self.map_name = map
         self.num_envs = num_envs
-        self._env, self.spec, self._reset, self._step = compiled(
-            map, episode_limit or SMAC_EPISODE_LIMITS[map], see_enemy_actions, walls_cause_death, normalise_state)
+        args = (map, episode_limit or SMAC_EPISODE_LIMITS[map], see_enemy_actions, walls_cause_death, normalise_state)
+        self._env, self.spec, self._reset, self._step = compiled(*args)
+        self.functions = functions(*args)  # the un-jitted one-copy functions, for whole-episode JAX programs
         self._keys = self._state = self._done = None
         self._jnp = jnp
         self._jax = jax

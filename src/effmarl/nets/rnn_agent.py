@@ -50,6 +50,8 @@ class GRUCell(nn.Module):
     def __init__(self, input_size: int, hidden_size: int, linear: LinearFactory = nn.Linear):
         super().__init__()
         self.hidden_size = hidden_size
+        # torch's fused cell for dense shared layers; off under torch.func.vmap, which has no batching rule for it
+        self.fused = True
         self.ih = linear(input_size, 3 * hidden_size)
         self.hh = linear(hidden_size, 3 * hidden_size)
         bound = 1.0 / math.sqrt(hidden_size)
@@ -58,7 +60,7 @@ class GRUCell(nn.Module):
                 nn.init.uniform_(p, -bound, bound)
 
     def forward(self, x: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
-        if type(self.ih) is nn.Linear and type(self.hh) is nn.Linear:  # dense shared layers: torch's fused cell
+        if self.fused and type(self.ih) is nn.Linear and type(self.hh) is nn.Linear:
             shape = h.shape
             out = torch.gru_cell(x.reshape(-1, x.shape[-1]), h.reshape(-1, shape[-1]), self.ih.weight,
                                  self.hh.weight, self.ih.bias, self.hh.bias)

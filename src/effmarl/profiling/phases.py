@@ -43,6 +43,17 @@ class PhaseTimer:
     def totals(self) -> dict[str, float]:
         return dict(self._seconds)
 
+    def mark(self) -> dict[str, tuple[float, int]]:
+        """The running totals {phase: (seconds, calls)}, to measure a later interval with `since`."""
+        return {name: (secs, self._calls[name]) for name, secs in self._seconds.items()}
+
+    def since(self, mark: dict[str, tuple[float, int]], **labels) -> list[dict]:
+        """Rows {**labels, phase, seconds, calls} for the time accumulated since `mark`, without resetting: several
+        readers (e.g. seeds trained in lockstep, each writing its own phases table) can share one timer."""
+        return [{**labels, "phase": name, "seconds": secs - mark.get(name, (0.0, 0))[0],
+                 "calls": self._calls[name] - mark.get(name, (0.0, 0))[1]}
+                for name, secs in self._seconds.items() if self._calls[name] > mark.get(name, (0.0, 0))[1]]
+
     def snapshot(self, **labels) -> list[dict]:
         """Rows {**labels, phase, seconds, calls} for the time accumulated since the last snapshot."""
         rows = [{**labels, "phase": name, "seconds": secs, "calls": self._calls[name]}

@@ -53,17 +53,18 @@ def used_steps(batch: dict[str, torch.Tensor]) -> int:
     return max(int(lengths.max()), 1)
 
 
+def pad_time(batch: dict[str, torch.Tensor], steps: int) -> dict[str, torch.Tensor]:
+    """A batch zero-padded in time to `steps` transitions (padding: filled = False)."""
+    extra = steps - batch["filled"].shape[1]
+    if extra == 0:
+        return batch
+    return {k: torch.cat([v, v.new_zeros((v.shape[0], extra, *v.shape[2:]))], dim=1) for k, v in batch.items()}
+
+
 def concat(first: dict[str, torch.Tensor], second: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Two batches as one, the shorter zero-padded in time to the longer (padding: filled = False)."""
     steps = max(first["filled"].shape[1], second["filled"].shape[1])
-
-    def padded(batch):
-        extra = steps - batch["filled"].shape[1]
-        if extra == 0:
-            return batch
-        return {k: torch.cat([v, v.new_zeros((v.shape[0], extra, *v.shape[2:]))], dim=1) for k, v in batch.items()}
-
-    a, b = padded(first), padded(second)
+    a, b = pad_time(first, steps), pad_time(second, steps)
     return {k: torch.cat([a[k], b[k]], dim=0) for k in a}
 
 

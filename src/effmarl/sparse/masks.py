@@ -235,6 +235,13 @@ class SparseTopology:
         with torch.no_grad():
             p.masked_fill_(~self.masks[name], 0.0)
 
+    def rebind_parameters(self) -> None:
+        """Look the parameters up again by name, after the modules' parameter objects were replaced (e.g. by views
+        of a stacked tensor, algos/qmix/lockstep.py), and apply the masks to them."""
+        self.params = named_parameters(self.modules)
+        self.masks = {n: m.to(self.params[n].device) for n, m in self.masks.items()}
+        self.apply_masks()
+
     # ------------------------------------------------------------------------------------------- reporting
     def layer_density(self) -> dict[str, float]:
         """Actual density of each layer, from the masks."""

@@ -1,0 +1,28 @@
+"""Value-based MARL on SMAC-like maps: QMIX, OW-QMIX (WQMIX) and RES-QMIX with PyMARL's defaults, and MAST's
+dynamic sparse training of all three (paper 2). Split the way EPyMARL splits it; each module one job:
+
+  networks.py   the GRU agents and mixers of an algorithm, built in one place; Tiny's narrowed widths
+  operators.py  the target operator of each algorithm (double-Q max, OW-QMIX's central Q*, RES's softmax, Soft
+                Mellowmax), chosen once per run
+  learner.py    one seed's networks, targets, optimiser, loss and optimiser step (sparse masks included)
+  lockstep.py   S seeds' learners stacked along a seed axis and updated as one computation (torch.func.vmap)
+  runner.py     episode runners: collect ε-greedy episode batches and evaluate (Python reference; SMAX jitted)
+  settings.py   cross-field config checks, the schedules a budget implies, the return each update uses
+  accounting.py FLOPs and size from the masks, the per-run accounting files
+  run.py        the training loop, top to bottom, for one seed or S seeds in lockstep; checkpoints and resume
+
+MAST's switches (sparse topology, Soft Mellowmax, hybrid TD(λ), dual buffer; RLx2's multi-step targets and dynamic
+buffer) are read from the run config by sparse/mast.py; docs/mast.md describes them.
+"""
+
+from effmarl.algos.qmix.accounting import accounting
+from effmarl.algos.qmix.learner import Learner
+from effmarl.algos.qmix.lockstep import SeedStack
+from effmarl.algos.qmix.networks import build_networks, tiny_hyper
+from effmarl.algos.qmix.run import SeedRun, run, run_lockstep
+from effmarl.algos.qmix.runner import select_actions
+from effmarl.algos.qmix.settings import check_config, effective_schedule, target_kind
+from effmarl.sparse.mast import mast_components
+
+__all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "effective_schedule",
+           "mast_components", "run", "run_lockstep", "select_actions", "target_kind", "tiny_hyper"]

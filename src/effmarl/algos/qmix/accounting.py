@@ -1,0 +1,57 @@
+"""FLOPs and size of a QMIX-family learner from its masks, and the per-run accounting files.
+
+The paper's training FLOPs per iteration (batch_size episodes × episode_limit steps), inference FLOPs (the agent
+networks, all agents, one step) and size come from sparse/flops.py over the learner's own modules; Tiny's ratios
+are taken against the full-width dense model of the same per-agent layout.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from effmarl import io
+from effmarl.runs import RunDir
+from effmarl.sparse import flops
+
+
+def accounting(learner, q: dict, episode_limit: int) -> dict:
+    """FLOPs and size from the learner's masks, also as ratios to the dense model of the same layout, plus
+    per-layer rows (key "layers")."""
+    topology = learner.sparse.topology if learner.sparse else None
+    central = learner.algo == "ow_qmix"
+    copies = learner.n_agents if q["shared_params"] else 1  # a shared agent network runs once per agent
+    out = flops.summary({"qmix": "qmix", "ow_qmix": "ow_qmix", "res_qmix": "res"}[learner.algo],
+                        q["batch_size"] * episode_limit, {"agent": learner.agent}, {"mixer": learner.mixer}, topology,
+                        agent_copies=copies, unrestricted_agent={"central_agent": learner.central_agent} if central
+                        else None, unrestricted_mixer={"central_mixer": learner.central_mixer} if central else None,
+                        n_agents=learner.n_agents, n_actions=learner.n_actions)
+    parts = out.pop("parts")
+    layers = [{"part": part, **row} for part, counted in parts.items() if counted for row in counted["layers"]]
+    return {**out, "flops_batch_samples": q["batch_size"] * episode_limit, "layers": layers}
+
+
+def write_accounting(rundir: RunDir, learner, cfg: dict, episode_limit: int, full_width=None) -> None:
+    """sparsity.parquet (FLOPs and size), layers.parquet (per-layer densities), agent_masks.parquet (active
+    weights per agent and layer), topology.parquet (topology updates) and masks.pt.
+    full_width: for Tiny, a dense learner of the full width, the reference of its ratios."""
+    method = cfg["sparse"]["method"]
+    table = accounting(learner, learner.q, episode_limit)
+    if full_width is not None:
+        ref = accounting(full_width, cfg["qmix"], episode_limit)
+        for key in ("train_flops", "inference_flops", "size"):
+            table["dense_" + key] = ref["dense_" + key]
+            table[key + "_ratio"] = table[key] / ref["dense_" + key]
+    layers = table.pop("layers")
+    rundir.write_table("sparsity", [{"method": method, "sparsity": cfg["sparse"]["sparsity"],
+                                     "shared_params": cfg["qmix"]["shared_params"], **table}])
+    rundir.write_table("layers", layers)
+    topology = learner.sparse.topology if learner.sparse else None
+    rundir.write_table("agent_masks", [
+        {"layer": name, "agent": a, "active": int(n), "numel": int(topology.masks[name][a].numel())}
+        for name in (topology.masks if topology else {}) if topology.masks[name].dim() == 3
+        for a, n in enumerate(topology.agent_counts(name).tolist())])
+    history = learner.sparse.history if learner.sparse else []
+    rundir.write_table("topology", [{"t": h["t"], "zeta": h["zeta"], "layer": name, **row}
+                                    for h in history for name, row in h["layers"].items()])
+    if topology:
+        io.write_with(rundir.path / "masks.pt", lambda tmp: torch.save(learner.sparse_state(), tmp))

@@ -1,0 +1,155 @@
+"""The learner of the QMIX family: networks, target networks, optimiser, the loss, and one optimiser step.
+
+    loss(batch, kind)
+      unroll the GRU agents over the episode batch → Q-values [B, T+1, n, A]
+      Q_tot = mixer(Q of the taken actions, state)
+      y     = returns of `kind` (one-step / n-step / λ) over V(s_t) from the run's target operator (operators.py)
+      QMIX / RES: masked mean of (Q_tot − y)²; OW-QMIX weights it (1 under, w over the target) and adds Q*'s own
+      loss; RES adds λ·(Q_tot − G_t)² with the discounted return G_t
+    step(loss, t, progress)
+      backward; sparse: evolve on schedule (RigL reads the dense gradient), mask gradients; clip; RMSprop;
+      sparse: re-zero inactive weights
+
+`loss` is a pure function of the parameters and the batch (its statistics are returned as tensors), so the
+lockstep trainer (lockstep.py) evaluates it for many seeds at once with torch.func.vmap.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from effmarl.algos.qmix.networks import build_networks
+from effmarl.algos.qmix.operators import NEG, choose_operator
+from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
+from effmarl.sparse import SparseTraining
+from effmarl.targets.returns import discounted_returns, targets
+
+
+class Learner(nn.Module):
+    """Networks, target networks and the optimiser of one qmix-family algorithm, and its update.
+
+    sparse: the run's `sparse:` section with the effective delta_m (None or method dense/tiny: no masks);
+    mellowmax: {"alpha", "omega"} when Soft Mellowmax replaces the target operator, else None."""
+
+    def __init__(self, algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, *,
+                 sparse: dict | None = None, mellowmax: dict | None = None, seed: int = 0, device="cpu"):
+        super().__init__()
+        self.algo, self.q, self.n_agents, self.n_actions, self.mellowmax = algo, q, n_agents, n_actions, mellowmax
+        self.operator = choose_operator(algo, mellowmax)
+        for name, module in build_networks(algo, q, n_agents, obs_dim, n_actions, state_dim).items():
+            self.add_module(name, module)
+        self.to(device)
+        networks = self.networks()
+        # MAST: one sparse topology (one budget, ER densities) over every network; None when dense or Tiny.
+        # ζ follows the env-step progress passed at each update, so the number of updates need not be known.
+        self.sparse = SparseTraining.from_config(sparse or {}, networks, total_updates=0, seed=seed)
+        self.target = copy.deepcopy(networks)
+        self.target.requires_grad_(False)
+        self.target_topology = self.sparse.topology.bind(self.target) if self.sparse else None
+        self.optimiser = torch.optim.RMSprop(self.online_parameters(), lr=q["lr"], alpha=q["optim_alpha"],
+                                             eps=q["optim_eps"])
+
+    def networks(self) -> nn.ModuleDict:
+        """The online networks by name (agent, mixer, and OW-QMIX's central ones)."""
+        return nn.ModuleDict({k: m for k, m in self.named_children() if k != "target"})
+
+    def online_parameters(self) -> list[nn.Parameter]:
+        return [p for name, p in self.named_parameters() if not name.startswith("target.")]
+
+    def update_targets(self) -> None:
+        for name, module in self.target.items():
+            module.load_state_dict(getattr(self, name).state_dict())
+        if self.sparse:  # target networks copy the masks
+            self.sparse.topology.copy_masks_to(self.target_topology)
+
+    def step(self, loss: torch.Tensor, t: int, progress: float) -> torch.Tensor:
+        """One optimiser step on `loss` (update number t, fraction `progress` of the budget done); returns the
+        gradient norm before clipping. Sparse: evolve on schedule, mask gradients, re-zero inactive weights."""
+        self.optimiser.zero_grad()
+        loss.backward()
+        if self.sparse:
+            self.sparse.before_step(self.optimiser, t, progress)  # RigL reads the dense gradient here
+        grad_norm = nn.utils.clip_grad_norm_(self.online_parameters(), self.q["grad_norm_clip"])
+        self.optimiser.step()
+        if self.sparse:
+            self.sparse.after_step()
+        return grad_norm
+
+    def sparse_state(self) -> dict | None:
+        if not self.sparse:
+            return None
+        return {"online": self.sparse.state_dict(), "target": self.target_topology.state_dict()}
+
+    def load_sparse_state(self, state: dict | None) -> None:
+        if self.sparse:
+            self.sparse.load_state_dict(state["online"])
+            self.target_topology.load_state_dict(state["target"])
+
+    @staticmethod
+    def unroll(agent: RNNAgent, inputs: torch.Tensor) -> torch.Tensor:
+        """Q-values [B, T+1, n, A] from agent inputs [B, T+1, n, in], the GRU carried over time."""
+        return agent.unroll(inputs)
+
+    @torch.no_grad()
+    def policy_distance(self, batch: dict[str, torch.Tensor]) -> float:
+        """Fraction of the batch's agent-steps whose stored action differs from the current greedy action."""
+        last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
+        qs = self.unroll(self.agent, agent_inputs(batch["obs"], last, self.n_actions))[:, :-1]
+        greedy = qs.masked_fill(~batch["avail"][:, :-1], NEG).argmax(-1)
+        differ = (greedy != batch["actions"][:, :-1]) & batch["filled"].unsqueeze(-1)
+        return float(differ.sum()) / max(1, int(batch["filled"].sum()) * self.n_agents)
+
+    @torch.no_grad()
+    def td_targets(self, batch: dict[str, torch.Tensor], inputs: torch.Tensor, q_all: torch.Tensor,
+                   kind: tuple[str, int, float] | None = None) -> torch.Tensor:
+        """Targets y [B, T]: bootstrap values V(s_t) for t = 0..T from the run's target operator, then the returns
+        of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda)."""
+        q = self.q
+        kind = kind or (q["return_kind"], q["n_step"], q["td_lambda"])
+        q_target = self.unroll(self.target["agent"], inputs)
+        values = self.operator(self, inputs, q_all, q_target, batch["avail"], batch["state"])
+        return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],
+                       kind[1], kind[2])
+
+    def loss(self, batch: dict[str, torch.Tensor],
+             kind: tuple[str, int, float] | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The training loss of one episode batch and its statistics (0-d tensors, detached)."""
+        q = self.q
+        rewards, mask, actions, states = batch["reward"], batch["filled"], batch["actions"], batch["state"]
+        last = torch.cat([torch.full_like(actions[:, :1], -1), actions[:, :-1]], dim=1)
+        inputs = agent_inputs(batch["obs"], last, self.n_actions)
+
+        q_all = self.unroll(self.agent, inputs)                                   # [B, T+1, n, A]
+        chosen = q_all[:, :-1].gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
+        q_tot = self.mixer(chosen, states[:, :-1])                                # [B, T]
+        y = self.td_targets(batch, inputs, q_all.detach(), kind)
+
+        n_valid = mask.sum().clamp(min=1)
+        td = torch.where(mask, q_tot - y, torch.zeros_like(q_tot))
+        stats = {}
+        if self.algo == "ow_qmix":
+            weights = torch.where(td < 0, torch.ones_like(td), torch.full_like(td, q["ow_w"]))
+            central_q = self.unroll(self.central_agent, inputs)[:, :-1]
+            central_chosen = central_q.gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
+            central_td = torch.where(mask, self.central_mixer(central_chosen, states[:, :-1]) - y,
+                                     torch.zeros_like(q_tot))
+            central_loss = (central_td ** 2).sum() / n_valid
+            loss = (weights * td ** 2).sum() / n_valid + q["central_loss"] * central_loss
+            stats.update(central_loss=central_loss, ow_weight_mean=(weights * mask).sum() / n_valid)
+        else:
+            loss = (td ** 2).sum() / n_valid
+        if self.algo == "res_qmix":
+            g = discounted_returns(rewards, mask, q["gamma"])
+            reg = (torch.where(mask, q_tot - g, torch.zeros_like(q_tot)) ** 2).sum() / n_valid
+            loss = loss + q["res_lambda"] * reg
+            stats["res_regulariser"] = reg
+        stats.update(td_error_abs=td.abs().sum() / n_valid, q_taken_mean=(q_tot * mask).sum() / n_valid,
+                     target_mean=(y * mask).sum() / n_valid)
+        return loss, {k: v.detach() for k, v in stats.items()}
+
+    def forward(self, batch: dict[str, torch.Tensor], kind: tuple[str, int, float] | None = None):
+        """`loss` (so torch.func.functional_call can evaluate it with substituted parameters)."""
+        return self.loss(batch, kind)

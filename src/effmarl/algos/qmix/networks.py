@@ -1,0 +1,55 @@
+"""The networks of the QMIX family, built in one place, and the Tiny baseline's narrowed settings.
+
+`build_networks` makes PyMARL's GRU agent (shared, or one set of weights per agent) and QMIX's hypernetwork mixer;
+OW-QMIX adds its central GRU agent and unrestricted feed-forward central mixer. The learner, the Tiny width search
+and FLOPs accounting all use these modules, so no second description of the layout exists.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from effmarl.nets.mixers import CentralFFMixer, QMixer
+from effmarl.nets.rnn_agent import RNNAgent, input_dim, linear_factory
+from effmarl.sparse.mast import sparsifiable_count, tiny_width_for
+
+
+def build_networks(algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int,
+                   state_dim: int) -> dict[str, nn.Module]:
+    """{"agent", "mixer"} (+ "central_agent", "central_mixer" for ow_qmix) with the widths of `q`."""
+    linear = linear_factory(n_agents, q["shared_params"])
+    in_dim = input_dim(obs_dim, n_actions, n_agents)
+    nets = {"agent": RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear),
+            "mixer": QMixer(n_agents, state_dim, q["mixing_embed_dim"], q["hypernet_embed"], q["hypernet_layers"])}
+    if algo == "ow_qmix":
+        nets["central_agent"] = RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear)
+        nets["central_mixer"] = CentralFFMixer(n_agents, state_dim, q["central_mixing_embed_dim"])
+    return nets
+
+
+def narrowed(q: dict, width: int) -> dict:
+    """`q` with the GRU hidden size set to `width` and every other width (mixer embedding, hypernetwork, OW-QMIX
+    central mixer) scaled by the same factor width / rnn_hidden_dim."""
+    factor = width / q["rnn_hidden_dim"]
+    return {**q, "rnn_hidden_dim": width,
+            **{key: max(1, round(q[key] * factor))
+               for key in ("mixing_embed_dim", "hypernet_embed", "central_mixing_embed_dim")}}
+
+
+def tiny_hyper(algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int,
+               sparsity: float) -> tuple[dict, dict]:
+    """Tiny: the qmix settings of a dense network whose weight count matches the sparse model's budget
+    round((1 − S) · weights of the full-width networks), every network of the algorithm counted (OW-QMIX's central
+    networks included, as MAST sparsifies them too). Returns (narrowed settings, {tiny_width, tiny_target_params,
+    tiny_params})."""
+    def build(width: int) -> dict[str, nn.Module]:
+        return build_networks(algo, narrowed(q, width), n_agents, obs_dim, n_actions, state_dim)
+
+    full = q["rnn_hidden_dim"]
+    with torch.device("meta"):
+        target = round((1.0 - sparsity) * sparsifiable_count(build(full)))
+    width = tiny_width_for(build, target, max_width=full)
+    with torch.device("meta"):
+        count = sparsifiable_count(build(width))
+    return narrowed(q, width), {"tiny_width": width, "tiny_target_params": target, "tiny_params": count}

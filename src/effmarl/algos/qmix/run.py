@@ -1,0 +1,337 @@
+"""Train one seed, or S seeds of one configuration in lockstep, of QMIX / OW-QMIX / RES-QMIX, top to bottom.
+
+    build    every seed seeded as a separate run would be: its learner (networks, masks), replay buffer,
+             generator and counters; the learners stacked along a seed axis (lockstep.py); one episode runner
+             for all seeds (runner.py)
+    resume   each seed from its own checkpoint, when present (the budget and threads may have changed since)
+    loop     until every seed has spent its budget:
+               collect one episode batch per seed (ε from the seed's own env steps) and store it
+               once the buffers can sample: updates_per_round × (a batch per seed, one stacked update)
+               copy the target networks every target_update_interval episodes
+               evaluate a seed at every multiple of eval_every it has passed (rows carry that grid step)
+               checkpoint every checkpoint_every env steps
+               a seed that spent its budget writes its outputs and leaves
+Each seed writes its own run directory (metrics, phases, model, accounting), so downstream tables see ordinary
+runs; its phases rows are the shared loop's time (column lockstep_seeds says how many seeds shared it).
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from effmarl import io
+from effmarl.algos.qmix.accounting import write_accounting
+from effmarl.algos.qmix.learner import Learner
+from effmarl.algos.qmix.lockstep import SeedStack
+from effmarl.algos.qmix.networks import tiny_hyper
+from effmarl.algos.qmix.runner import make_runner
+from effmarl.algos.qmix.settings import REFERENCE_ENV_STEPS, check_config, effective_schedule, epsilon, target_kind
+from effmarl.config import ConfigError, config_hash
+from effmarl.profiling.phases import PhaseTimer
+from effmarl.replay import episode
+from effmarl.replay.dual import DualReplay
+from effmarl.replay.dynamic import DynamicWindow
+from effmarl.replay.episode import EpisodeBuffer
+from effmarl.runs import RunDir
+from effmarl.sparse.mast import mast_components
+
+STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
+         "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
+CAN_CHANGE_ON_RESUME = ("budget", "threads")
+
+
+def resume_key(cfg: dict) -> str:
+    """What a checkpoint must share with the config that resumes it: everything but the budget and threads."""
+    return config_hash({k: v for k, v in cfg.items() if k not in CAN_CHANGE_ON_RESUME})
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise ConfigError([f"field 'device': {name!r} but torch sees no CUDA GPU here; use 'cpu' or 'auto'"])
+    return torch.device(name)
+
+
+def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
+    """The seed's learner, its networks initialised from the global torch RNG (seed it first). Tiny narrows every
+    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper)."""
+    q, sparse_cfg = cfg["qmix"], {**cfg["sparse"], "delta_m": schedule["delta_m"]}
+    dims = (spec.n_agents, spec.obs_dims[0], max(spec.n_actions), spec.state_dim)
+    if sparse_cfg["method"] == "tiny":
+        q, tiny = tiny_hyper(cfg["algo"], q, *dims, sparse_cfg["sparsity"])
+        schedule.update(tiny)
+    on = mast_components(cfg)
+    mm = {"alpha": cfg["mellowmax"]["alpha"], "omega": cfg["mellowmax"]["omega"]} if on["mellowmax"] else None
+    return Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device)
+
+
+class SeedRun:
+    """One seed's share of a run: config, run directory, buffer, generator, counters, metrics rows so far."""
+
+    def __init__(self, cfg: dict, rundir: RunDir, spec, device, timer: PhaseTimer):
+        check_config(cfg)
+        _seed_everything(cfg["seed"])  # network initialisation depends on the seed alone, whoever calls this
+        self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
+        self.budget = cfg["budget"]["env_steps"]
+        self.schedule = effective_schedule(cfg)
+        self.on = mast_components(cfg)
+        self.learner = build_learner(cfg, spec, self.schedule, device)
+        self.buffer = self.make_buffer(device)
+        self.generator = torch.Generator().manual_seed(cfg["seed"])
+        self.counters = {"env_steps": 0, "episodes": 0, "rounds": 0, "updates": 0, "evaluations": 0,
+                         "next_eval": 0, "last_target_update_episode": 0, "last_checkpoint_step": 0}
+        self.window: dict[str, list[float]] = {}  # training stats since the last metrics row
+        self.metrics: list[dict] = []
+        self.phases: list[dict] = []
+        self.phase_mark = timer.mark()
+        self.elapsed = 0.0  # wall seconds of training before this process (resume)
+        self.started = time.perf_counter()
+        self.done = self.finished = False
+
+    def make_buffer(self, device):
+        """The episode buffer; MAST's dual buffer (B1 + B2) or RLx2's dynamic window when switched on."""
+        q, scheme = self.q, episode.episode_scheme(self.spec)
+        if self.on["dual_buffer"]:
+            d = self.cfg["mast"]["dual_buffer"]
+            return DualReplay.build(lambda capacity: EpisodeBuffer(scheme, capacity, device), q["buffer_size"],
+                                    ratio=d["size_ratio"], split=(d["batch_ratio"], 1), concat=episode.concat)
+        if self.on["dynamic_buffer"]:
+            d = self.cfg["rlx2"]["dynamic_buffer"]
+            return DynamicWindow(EpisodeBuffer(scheme, q["buffer_size"], device), d["initial_episodes"],
+                                 q["buffer_size"], d["threshold"], d["shrink_episodes"], d["grow_episodes"],
+                                 minimum=q["batch_size"])
+        return EpisodeBuffer(scheme, q["buffer_size"], device)
+
+    # ---- per round ---------------------------------------------------------------------------------------
+    def env_seed(self) -> int:
+        return (self.cfg["seed"] * 1_000_003 + self.counters["rounds"] * self.q["num_envs"]) % 2**31
+
+    def eval_seed(self) -> int:
+        return (1_000_003 * (self.cfg["seed"] + 1) + 7919 * self.counters["evaluations"] + 2**30) % 2**31
+
+    def epsilon(self) -> float:
+        return epsilon(self.schedule, self.counters["env_steps"])
+
+    def kind(self) -> tuple[str, int, float]:
+        return target_kind(self.cfg, self.schedule, self.on, self.counters["env_steps"])
+
+    def store(self, batch: dict, out: dict) -> None:
+        c = self.counters
+        c["env_steps"] += int(out["length"].sum())
+        c["episodes"] += len(out["length"])
+        c["rounds"] += 1
+        for key in ("return", "won", "length"):
+            self.window.setdefault(key, []).extend(map(float, out[key]))
+        with self.timer.phase("buffer_add"):
+            self.buffer.add(batch)
+
+    def after_update(self, stack: SeedStack, s: int, loss, grad_norm, stats: dict, kind) -> None:
+        c, cfg = self.counters, self.cfg
+        c["updates"] += 1
+        values = {k: float(v) for k, v in stats.items()}
+        values["lambda_returns"] = float(kind[0] != "one_step")
+        if self.on["dynamic_buffer"] and c["updates"] % cfg["rlx2"]["dynamic_buffer"]["check_every"] == 0:
+            with self.timer.phase("sampling"):
+                oldest = self.buffer.oldest(cfg["rlx2"]["dynamic_buffer"]["check_episodes"])
+                distance = self.learner.policy_distance(oldest)
+                self.buffer.adjust(distance)
+            values.update(policy_distance=distance, buffer_window=self.buffer.window)
+        if (c["episodes"] - c["last_target_update_episode"]) / self.q["target_update_interval"] >= 1.0:
+            with self.timer.phase("target_update"):
+                stack.update_targets(s)
+            c["last_target_update_episode"] = c["episodes"]
+        self.record(loss=float(loss), grad_norm=float(grad_norm), **values)
+
+    def record(self, **values: float) -> None:
+        for key, value in values.items():
+            self.window.setdefault(key, []).append(float(value))
+
+    def eval_due(self) -> int | None:
+        """The grid step (a multiple of eval_every; the budget at the end) to evaluate at now, or None."""
+        c, every = self.counters, self.q["eval_every"]
+        if c["env_steps"] >= c["next_eval"]:
+            return c["env_steps"] // every * every
+        return self.budget if c["env_steps"] >= self.budget else None
+
+    def log_row(self, grid_step: int, test: dict, lockstep_seeds: int) -> None:
+        c = self.counters
+        row = {"env_steps": c["env_steps"], "eval_step": grid_step, "episodes": c["episodes"], "updates": c["updates"],
+               "epsilon": self.epsilon(), **test, "wall_s": self.elapsed + time.perf_counter() - self.started}
+        for key in ("return", "won", "length", *STATS):
+            values = self.window.get(key)
+            name = {"return": "train_return", "won": "train_win_rate", "length": "train_episode_length"}.get(key, key)
+            row[name] = float(np.mean(values)) if values else float("nan")
+        row.update(self.schedule)
+        if self.learner.sparse:
+            row.update(density=self.learner.sparse.topology.density(),
+                       topology_updates=len(self.learner.sparse.history))
+        self.metrics.append(row)
+        self.phases += self.timer.since(self.phase_mark, env_steps=c["env_steps"], lockstep_seeds=lockstep_seeds)
+        self.phase_mark = self.timer.mark()
+        self.window = {}
+        c["evaluations"] += 1
+        c["next_eval"] = max(c["next_eval"], grid_step + self.q["eval_every"])
+
+    # ---- state -------------------------------------------------------------------------------------------
+    @property
+    def checkpoint_path(self) -> Path:
+        return self.rundir.checkpoint_dir / "state.pt"
+
+    def save(self, stack: SeedStack, s: int) -> None:
+        self.counters["last_checkpoint_step"] = self.counters["env_steps"]
+        with self.timer.phase("checkpoint"):
+            state = {"resume_key": resume_key(self.cfg), "config_hash": config_hash(self.cfg), **stack.seed_state(s),
+                     "buffer": self.buffer.state_dict(), "generator": self.generator.get_state(),
+                     "counters": dict(self.counters), "window": copy.deepcopy(self.window),
+                     "metrics": list(self.metrics), "phases": list(self.phases),
+                     "elapsed": self.elapsed + time.perf_counter() - self.started}
+            io.write_with(self.checkpoint_path, lambda tmp: torch.save(state, tmp))
+
+    def load(self, stack: SeedStack, s: int) -> bool:
+        if not self.checkpoint_path.exists():
+            return False
+        state = torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
+        if state.get("resume_key") != resume_key(self.cfg):
+            raise ConfigError([f"checkpoint {self.checkpoint_path} belongs to another configuration (only "
+                               f"{' and '.join(CAN_CHANGE_ON_RESUME)} may change on resume); remove it to start over"],
+                              str(self.rundir.path))
+        if state["counters"]["env_steps"] > self.budget:
+            raise ConfigError([f"field 'budget.env_steps': {self.budget} is below the {state['counters']['env_steps']} "
+                               f"env steps already trained in {self.checkpoint_path}; raise it or remove the "
+                               "checkpoint"], str(self.rundir.path))
+        stack.load_seed_state(s, state)
+        self.buffer.load_state_dict(state["buffer"])
+        self.generator.set_state(state["generator"])
+        self.counters, self.window = dict(state["counters"]), state["window"]
+        self.metrics, self.phases, self.elapsed = list(state["metrics"]), list(state["phases"]), state["elapsed"]
+        return True
+
+    def finish(self) -> None:
+        self.rundir.write_table("metrics", self.metrics)
+        self.rundir.write_table("phases", self.phases)
+        self.rundir.write_json("schedule", {**self.schedule, "reference_env_steps": REFERENCE_ENV_STEPS,
+                                            "components": self.on, "method": self.cfg["sparse"]["method"],
+                                            "note": "epsilon_anneal_time and delta_m scaled by budget / reference "
+                                                    "when qmix.scale_schedules; T0 and RLx2's delay are fractions "
+                                                    "of the budget (papers.md, paper 2 Decisions)"})
+        io.write_with(self.rundir.path / "model.pt",
+                      lambda tmp: torch.save({k: v.clone() for k, v in self.learner.state_dict().items()
+                                              if not k.startswith("target.")}, tmp))
+        full_width = None
+        if self.cfg["sparse"]["method"] == "tiny":  # ratios against the full-width dense model
+            spec = self.spec
+            full_width = Learner(self.cfg["algo"], self.cfg["qmix"], spec.n_agents, spec.obs_dims[0],
+                                 max(spec.n_actions), spec.state_dim)
+        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width)
+        if not self.q["keep_checkpoint"] and self.checkpoint_path.exists():
+            self.checkpoint_path.unlink()
+        self.done = self.finished = True
+
+
+def check_lockstep(cfgs: list[dict]) -> None:
+    """Seeds trained together must share every setting but the seed."""
+    first = {k: v for k, v in cfgs[0].items() if k != "seed"}
+    for cfg in cfgs[1:]:
+        if {k: v for k, v in cfg.items() if k != "seed"} != first:
+            raise ConfigError([f"lockstep: run with seed {cfg['seed']} differs from seed {cfgs[0]['seed']} in more "
+                               "than its seed; only seeds of one configuration can train together"])
+    seeds = [cfg["seed"] for cfg in cfgs]
+    if len(set(seeds)) != len(seeds):
+        raise ConfigError([f"lockstep: seeds must differ, got {seeds}"])
+
+
+def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None = None) -> list[bool]:
+    """Train the seeds of `cfgs` (one configuration, different seeds) together, each into its run directory;
+    returns, per seed, True when it finished. `stop_after` (tests) stops after the first checkpoint at or beyond
+    that many env steps, as a crash would, leaving the checkpoints behind."""
+    check_lockstep(cfgs)
+    cfg, n = cfgs[0], len(cfgs)
+    q = cfg["qmix"]
+    device = resolve_device(cfg["device"])
+    timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+    runner = make_runner(cfg, n, device, timer)
+    seeds = [SeedRun(c, d, runner.spec, device, timer) for c, d in zip(cfgs, rundirs, strict=True)]
+    stack = SeedStack([s.learner for s in seeds])
+    resumed = [s.load(stack, i) for i, s in enumerate(seeds)]
+    progress = _progress(sum(s.budget for s in seeds), sum(s.counters["env_steps"] for s in seeds), any(resumed),
+                         cfg, n)
+
+    def evaluate(due: list[int]) -> None:
+        with timer.phase("evaluation"):
+            outs = runner.evaluate([s.learner.agent for s in seeds], [s.eval_seed() for s in seeds])
+        for i in due:
+            s, out = seeds[i], outs[i]
+            test = {"test_win_rate": float(out["won"].mean()), "test_return": float(out["return"].mean()),
+                    "test_episode_length": float(out["length"].mean())}
+            s.log_row(s.eval_due(), test, n)
+            progress.write(f"seed {s.cfg['seed']} env_steps {s.counters['env_steps']}: test win rate "
+                           f"{test['test_win_rate']:.3f}, test return {test['test_return']:.3f}, epsilon "
+                           f"{s.epsilon():.3f}, wall {s.metrics[-1]['wall_s']:.0f} s", file=sys.stderr)
+
+    if any(s.counters["evaluations"] == 0 for s in seeds):
+        evaluate([i for i, s in enumerate(seeds) if s.counters["evaluations"] == 0])  # PyMARL evaluates at step 0
+    while not all(s.done for s in seeds):
+        active = [i for i, s in enumerate(seeds) if not s.done]
+        results = runner.collect([s.learner.agent for s in seeds], [s.env_seed() for s in seeds],
+                                 [s.epsilon() for s in seeds], [s.generator for s in seeds])
+        before = sum(s.counters["env_steps"] for s in seeds)
+        for i in active:
+            seeds[i].store(*results[i])
+        progress.update(sum(s.counters["env_steps"] for s in seeds) - before)
+        learning = [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])]
+        for _ in range(q["updates_per_round"] if learning else 0):
+            with timer.phase("sampling"):
+                batches = [seeds[i].buffer.sample(q["batch_size"], seeds[i].generator) for i in learning]
+            kinds = [seeds[i].kind() for i in learning]
+            with timer.phase("learner_forward"):
+                total, losses, stats = stack.losses(batches, kinds, learning)
+            with timer.phase("learner_backward"):
+                norms = stack.step(total, learning, [seeds[i].counters["updates"] + 1 for i in learning],
+                                   [seeds[i].counters["env_steps"] / seeds[i].budget for i in learning])
+            for j, i in enumerate(learning):
+                seeds[i].after_update(stack, i, losses[j], norms[i], stats[j], kinds[j])
+        due = [i for i in active if seeds[i].eval_due() is not None]
+        if due:
+            evaluate(due)
+        for i in active:
+            s = seeds[i]
+            if s.counters["env_steps"] >= s.budget:
+                s.finish()
+            elif s.counters["env_steps"] - s.counters["last_checkpoint_step"] >= q["checkpoint_every"]:
+                s.save(stack, i)
+                if stop_after is not None and s.counters["env_steps"] >= stop_after:
+                    s.done = True  # as if killed: its checkpoint stays, no outputs
+    progress.close()
+    runner.close()
+    return [s.finished for s in seeds]
+
+
+def run(cfg: dict, rundir: RunDir, stop_after: int | None = None) -> bool:
+    """One seed: the lockstep loop with S = 1."""
+    return run_lockstep([cfg], [rundir], stop_after)[0]
+
+
+def _seed_everything(seed: int) -> None:
+    import random
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _progress(total: int, initial: int, resumed: bool, cfg: dict, n_seeds: int):
+    from tqdm import tqdm
+
+    interactive = sys.stderr.isatty()
+    seeds = f"seed {cfg['seed']}" if n_seeds == 1 else f"{n_seeds} seeds"
+    desc = f"{cfg['algo']} {cfg['env'].get('map', '')} {seeds}" + (" (resumed)" if resumed else "")
+    return tqdm(total=total, initial=initial, desc=desc, unit="step", mininterval=1 if interactive else 30,
+                disable=os.environ.get("EFFMARL_NO_PROGRESS") == "1", file=sys.stderr)

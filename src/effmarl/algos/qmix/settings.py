@@ -1,0 +1,76 @@
+"""A QMIX-family run's settings beyond the schema: cross-field checks, the schedules a budget implies, and
+which return each update uses."""
+
+from __future__ import annotations
+
+from effmarl.config import ConfigError
+from effmarl.sparse.mast import mast_components
+
+REFERENCE_ENV_STEPS = 2_000_000  # the paper's budget; shorter budgets scale the ε schedule
+
+
+def check_config(cfg: dict) -> None:
+    """Cross-field checks the schema cannot express; raises ConfigError before any compute."""
+    q, lines = cfg["qmix"], []
+    on, method = mast_components(cfg), cfg["sparse"]["method"]
+    if method != "dense" and q["shared_params"]:
+        lines.append(f"field 'qmix.shared_params': sparse.method {method!r} needs per-agent networks; "
+                     "set qmix.shared_params: false")
+    if on["td_lambda"] and on["multi_step"]:
+        lines.append("field 'mast.td_lambda.enabled': hybrid TD(lambda) and rlx2.multi_step cannot both be on")
+    if on["dual_buffer"] and on["dynamic_buffer"]:
+        lines.append("field 'mast.dual_buffer.enabled': the dual buffer and rlx2.dynamic_buffer cannot both be on")
+    if (on["td_lambda"] or on["multi_step"]) and q["return_kind"] != "one_step":
+        lines.append(f"field 'qmix.return_kind': {q['return_kind']!r} conflicts with a hybrid target "
+                     "(mast.td_lambda / rlx2.multi_step start from one-step targets); leave it one_step")
+    if on["dual_buffer"]:
+        d = cfg["mast"]["dual_buffer"]
+        small, n_small = q["buffer_size"] // d["size_ratio"], q["batch_size"] - round(
+            q["batch_size"] * d["batch_ratio"] / (d["batch_ratio"] + 1))
+        if small < max(n_small, q["num_envs"]):
+            lines.append(f"field 'mast.dual_buffer.size_ratio': B2 = qmix.buffer_size // {d['size_ratio']} = "
+                         f"{small} episodes cannot hold its {n_small} per batch or the {q['num_envs']} per round")
+    if on["dynamic_buffer"] and cfg["rlx2"]["dynamic_buffer"]["initial_episodes"] < q["batch_size"]:
+        lines.append("field 'rlx2.dynamic_buffer.initial_episodes': smaller than qmix.batch_size")
+    if cfg["budget"].get("env_steps") is None:
+        lines.append(f"field 'budget.env_steps': required for algo {cfg['algo']!r} (its budget is env steps)")
+    if q["batch_size"] > q["buffer_size"]:
+        lines.append(f"field 'qmix.batch_size': {q['batch_size']} exceeds qmix.buffer_size {q['buffer_size']}")
+    if q["num_envs"] > q["buffer_size"]:
+        lines.append(f"field 'qmix.num_envs': {q['num_envs']} exceeds qmix.buffer_size {q['buffer_size']}")
+    if lines:
+        raise ConfigError(lines, f"run {cfg.get('study', '?')}")
+
+
+def effective_schedule(cfg: dict) -> dict:
+    """The schedules actually used. Budgets below 2 M env steps scale the ε schedule and the topology interval Δm
+    by budget / 2 M (papers.md Decision); T0 (hybrid TD(λ)) and RLx2's delay are fractions of the budget, so
+    they scale with it by construction."""
+    q, budget = cfg["qmix"], cfg["budget"]["env_steps"]
+    scale = min(1.0, budget / REFERENCE_ENV_STEPS) if q["scale_schedules"] else 1.0
+    out = {"schedule_scale": scale, "epsilon_anneal_time": max(1, round(q["epsilon_anneal_time"] * scale)),
+           "epsilon_start": q["epsilon_start"], "epsilon_finish": q["epsilon_finish"]}
+    if "sparse" in cfg:
+        out["delta_m"] = max(1, round(cfg["sparse"]["delta_m"] * scale))
+        out["burn_in_env_steps"] = round(cfg["mast"]["td_lambda"]["burn_in_fraction"] * budget)
+        out["multi_step_delay_env_steps"] = round(cfg["rlx2"]["multi_step"]["delay_fraction"] * budget)
+    return out
+
+
+def epsilon(schedule: dict, env_steps: int) -> float:
+    """ε-greedy's ε after `env_steps`: linear from epsilon_start to epsilon_finish over epsilon_anneal_time."""
+    frac = min(1.0, env_steps / schedule["epsilon_anneal_time"])
+    return schedule["epsilon_start"] - frac * (schedule["epsilon_start"] - schedule["epsilon_finish"])
+
+
+def target_kind(cfg: dict, schedule: dict, on: dict, env_steps: int) -> tuple[str, int, float]:
+    """The return used by an update after `env_steps`: hybrid TD(λ) (one-step before T0, λ-returns after) and
+    RLx2's delayed multi-step target switch on env steps; otherwise qmix.return_kind."""
+    q = cfg["qmix"]
+    if on["td_lambda"]:
+        after = env_steps >= schedule["burn_in_env_steps"]
+        return ("td_lambda", 1, cfg["mast"]["td_lambda"]["lambda"]) if after else ("one_step", 1, 0.0)
+    if on["multi_step"]:
+        after = env_steps >= schedule["multi_step_delay_env_steps"]
+        return ("n_step", cfg["rlx2"]["multi_step"]["n"], 0.0) if after else ("one_step", 1, 0.0)
+    return q["return_kind"], q["n_step"], q["td_lambda"]

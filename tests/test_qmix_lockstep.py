@@ -1,0 +1,124 @@
+"""Seeds in lockstep (algos/qmix/lockstep.py) equal separate learners, update by update, and whole runs."""
+
+import copy
+
+import pandas as pd
+import pytest
+import torch
+
+from effmarl.algos.qmix import Learner, SeedStack
+from effmarl.config import validate
+from effmarl.envs.base import EnvSpec
+from effmarl.replay.episode import empty_batch, episode_scheme
+
+N, OBS, A, STATE = 3, 6, 5, 7
+
+
+def random_batch(seed, lengths):
+    spec = EnvSpec([f"a{i}" for i in range(N)], ["ally"] * N, [OBS] * N, [A] * N, STATE, max(lengths))
+    g = torch.Generator().manual_seed(seed)
+    b = empty_batch(episode_scheme(spec), len(lengths))
+    for k, n in enumerate(lengths):
+        b["obs"][k, : n + 1] = torch.randn(n + 1, N, OBS, generator=g)
+        b["state"][k, : n + 1] = torch.randn(n + 1, STATE, generator=g)
+        avail = torch.rand(n + 1, N, A, generator=g) < 0.6
+        avail[..., 0] = True
+        b["avail"][k, : n + 1] = avail
+        b["actions"][k, :n] = torch.multinomial(avail[:n].reshape(-1, A).float(), 1, generator=g).view(n, N)
+        b["reward"][k, :n] = torch.rand(n, generator=g)
+        b["filled"][k, :n] = True
+        b["terminated"][k, n - 1] = k % 2 == 1
+    return b
+
+
+def learners(algo, method, seeds):
+    cfg = validate({"study": "t", "algo": algo, "seed": 0, "env": {"backend": "smax", "map": "3m"},
+                    "budget": {"env_steps": 100}, "sparse": {"method": method, "sparsity": 0.8},
+                    "qmix": {"shared_params": method == "dense", "rnn_hidden_dim": 8, "mixing_embed_dim": 4,
+                             "hypernet_embed": 8, "central_mixing_embed_dim": 8}}, part="run")
+    out = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        out.append(Learner(algo, cfg["qmix"], N, OBS, A, STATE, seed=seed,
+                           sparse={**cfg["sparse"], "delta_m": 2, "zeta0": 0.5},
+                           mellowmax={"alpha": 1.0, "omega": 10.0} if method == "mast" else None))
+    return out
+
+
+@pytest.mark.parametrize("algo,method", [("qmix", "dense"), ("qmix", "mast"), ("ow_qmix", "rigl"),
+                                         ("res_qmix", "set")])
+def test_stacked_updates_equal_separate_learners(algo, method):
+    seeds = [0, 1, 2]
+    separate = learners(algo, method, seeds)
+    stacked = SeedStack(learners(algo, method, seeds))
+    kinds = [("one_step", 1, 0.0), ("td_lambda", 1, 0.6), ("one_step", 1, 0.0)]  # two kinds: two vmap groups
+    for t in range(1, 6):
+        batches = [random_batch(10 * t + s, lengths) for s, lengths in zip(seeds, [(4, 7), (3, 2), (6, 6)],
+                                                                             strict=True)]
+        total, losses, stats = stacked.losses(batches, kinds, seeds)
+        norms = stacked.step(total, seeds, [t] * 3, [t / 10] * 3)
+        for s, learner in enumerate(separate):
+            loss, stat = learner.loss(batches[s], kinds[s])
+            torch.testing.assert_close(losses[s], loss.detach(), rtol=1e-5, atol=1e-6)
+            for key, value in stat.items():
+                torch.testing.assert_close(stats[s][key], value, rtol=1e-5, atol=1e-6)
+            norm = learner.step(loss, t, t / 10)
+            torch.testing.assert_close(norms[s], norm, rtol=1e-4, atol=1e-6)
+            if t == 3:
+                learner.update_targets()
+                stacked.update_targets(s)
+    for s, learner in enumerate(separate):
+        mine = stacked.learners[s].state_dict()
+        for key, value in learner.state_dict().items():
+            torch.testing.assert_close(mine[key], value, rtol=1e-4, atol=1e-5, msg=key)
+        if learner.sparse:  # evolution ran (Δm = 2) and picked the same connections for every seed
+            assert len(learner.sparse.history) == 2
+            for name, mask in learner.sparse.topology.masks.items():
+                assert torch.equal(stacked.learners[s].sparse.topology.masks[name], mask), name
+    if separate[0].sparse:
+        assert not torch.equal(*(next(iter(lr.sparse.topology.masks.values())) for lr in separate[:2]))
+
+
+def test_seed_state_round_trips_into_another_stack():
+    a = SeedStack(learners("qmix", "mast", [0, 1]))
+    batches = [random_batch(s, (3, 5)) for s in (0, 1)]
+    total, _, _ = a.losses(batches, [("one_step", 1, 0.0)] * 2, [0, 1])
+    a.step(total, [0, 1], [2, 2], [0.1, 0.1])
+    single = SeedStack(learners("qmix", "mast", [1]))
+    single.load_seed_state(0, a.seed_state(1))  # seed 1 alone now continues as it would have in the pair
+    total, losses, _ = a.losses(batches, [("one_step", 1, 0.0)] * 2, [0, 1])
+    alone, lone, _ = single.losses(batches[1:], [("one_step", 1, 0.0)], [0])
+    torch.testing.assert_close(lone[0], losses[1], rtol=1e-5, atol=1e-6)
+    a.step(total, [0, 1], [3, 3], [0.2, 0.2])
+    single.step(alone, [0], [3], [0.2])
+    for key, value in single.learners[0].state_dict().items():
+        torch.testing.assert_close(value, a.learners[1].state_dict()[key], rtol=1e-4, atol=1e-6, msg=key)
+
+
+# ---- whole runs ------------------------------------------------------------------------------------------------
+def short_cfg(seed, method="mast"):
+    return validate({"study": "t", "algo": "qmix", "seed": seed, "env": {"backend": "smax", "map": "3m"},
+                     "budget": {"env_steps": 160}, "sparse": {"method": method, "sparsity": 0.8, "delta_m": 2},
+                     "qmix": {"num_envs": 2, "eval_episodes": 2, "batch_size": 4, "buffer_size": 200,
+                              "eval_every": 40, "checkpoint_every": 1000, "target_update_interval": 4,
+                              "shared_params": method == "dense"}}, part="run")
+
+
+@pytest.mark.slow
+def test_lockstep_run_equals_separate_runs(tmp_path):
+    from effmarl.algos.qmix import run, run_lockstep
+    from effmarl.runs import RunDir
+
+    cfgs = [short_cfg(3), short_cfg(4)]
+    assert all(run_lockstep(copy.deepcopy(cfgs), [RunDir(tmp_path / f"lock{c['seed']}", c) for c in cfgs]))
+    for cfg in cfgs:
+        assert run(copy.deepcopy(cfg), RunDir(tmp_path / f"alone{cfg['seed']}", cfg))
+        lock = pd.read_parquet(tmp_path / f"lock{cfg['seed']}" / "metrics.parquet").drop(columns=["wall_s"])
+        alone = pd.read_parquet(tmp_path / f"alone{cfg['seed']}" / "metrics.parquet").drop(columns=["wall_s"])
+        pd.testing.assert_frame_equal(lock, alone, rtol=1e-4)
+        assert (lock["eval_step"] % 40 == 0).all() and lock["updates"].iloc[-1] > 0
+        masks = [torch.load(tmp_path / f"{k}{cfg['seed']}" / "masks.pt") for k in ("lock", "alone")]
+        for name, mask in masks[0]["online"]["topology"]["masks"].items():
+            assert torch.equal(mask, masks[1]["online"]["topology"]["masks"][name])
+    first, second = (pd.read_parquet(tmp_path / f"lock{s}" / "metrics.parquet") for s in (3, 4))
+    assert not first["train_return"].equals(second["train_return"])  # the seeds really differ
