@@ -28,6 +28,7 @@ FIGURES = config["figures_dir"]
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/runs.smk"
+include: "workflow/rules/lockstep.smk"
 include: "workflow/rules/outputs.smk"
 include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"

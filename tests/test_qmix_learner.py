@@ -165,8 +165,10 @@ def test_runs_are_deterministic_on_cpu(algo, tmp_path):
     assert ma["env_steps"].iloc[-1] >= 120 and ma["updates"].iloc[-1] > 0
     assert {"test_win_rate", "test_return", "train_return", "epsilon", "loss"} <= set(ma.columns)
     phases = set(pd.read_parquet(tmp_path / "a" / "phases.parquet")["phase"])
-    assert {"env_step", "action_selection", "buffer_add", "sampling", "learner_forward", "learner_backward",
+    assert {"acting", "buffer_add", "sampling", "learner_forward", "learner_backward",  # SMAX: the jitted runner
             "target_update", "evaluation", "checkpoint"} <= phases
+    metrics = pd.read_parquet(tmp_path / "a" / "metrics.parquet")
+    assert (metrics["eval_step"] % 40 == 0).all() and metrics["eval_step"].is_monotonic_increasing
 
 
 @pytest.mark.slow

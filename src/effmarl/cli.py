@@ -13,17 +13,24 @@ from effmarl.config import ConfigError
 def _cmd_train(args) -> int:
     from effmarl.config import load_run_config
 
-    cfg = load_run_config(args.config)  # validated before anything heavy is imported or run
-    for override in args.set or []:
-        _apply_override(cfg, override)
-    if args.set:
-        from effmarl.config import validate
+    if len(args.config) != len(args.out):
+        raise ConfigError([f"--config given {len(args.config)} times but --out {len(args.out)} times: one output "
+                           "directory per run"], "command line")
+    cfgs = []
+    for path in args.config:
+        cfg = load_run_config(path)  # validated before anything heavy is imported or run
+        for override in args.set or []:
+            _apply_override(cfg, override)
+        if args.set:
+            from effmarl.config import validate
 
-        validate(cfg, part="run", source=f"{args.config} with --set")
-    from effmarl.train import train
+            cfg = validate(cfg, part="run", source=f"{path} with --set")
+        cfgs.append(cfg)
+    from effmarl.train import train, train_lockstep
 
-    rundir = train(cfg, args.out)
-    print(f"run finished: {rundir.path}")
+    rundirs = [train(cfgs[0], args.out[0])] if len(cfgs) == 1 else train_lockstep(cfgs, args.out)
+    for rundir in rundirs:
+        print(f"run finished: {rundir.path}")
     return 0
 
 
@@ -149,9 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="effmarl", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="run one training run from a run configuration")
-    p.add_argument("--config", required=True, help="run configuration (YAML, schema $defs/run)")
-    p.add_argument("--out", required=True, help="output directory, e.g. results/<study>/<run_id>")
+    p = sub.add_parser("train", help="run one training run from a run configuration (or several seeds of one "
+                       "configuration in lockstep: --config and --out once per seed, qmix family)")
+    p.add_argument("--config", required=True, action="append", help="run configuration (YAML, schema $defs/run)")
+    p.add_argument("--out", required=True, action="append", help="output directory, e.g. results/<study>/<run_id>")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. seed=3")
     p.set_defaults(func=_cmd_train)
 
@@ -201,6 +209,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "interleaved A B A B (medians and quartiles)")
     add_arguments(p)
     p.set_defaults(func=_cmd_sampling_bench)
+
+    p = sub.add_parser("bench", help="benchmarks measured side by side in one process, written with provenance")
+    sections = p.add_subparsers(dest="section", required=True)
+    from effmarl.bench import SECTIONS
+
+    for name, module_name in SECTIONS.items():
+        module = importlib.import_module(module_name)
+        q = sections.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
+        module.add_arguments(q)
+        q.set_defaults(func=lambda args, module=module: (module.run(args), 0)[1])
 
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")

@@ -151,3 +151,27 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
         name: expand_study(name, study, workflow_cfg["profile"])
         for name, study in workflow_cfg["studies"].items()
     }
+
+
+LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
+
+
+def lockstep_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
+    """Jobs that train several seeds in one process: {job name: (study, [run ids])}. A study with
+    seeds_per_process = k > 1 (qmix family) groups the runs that differ only in their seed, k at a time, in grid
+    order; every other run stays a job of its own."""
+    groups = {}
+    for study, spec in workflow_cfg["studies"].items():
+        k = spec.get("seeds_per_process", 1)
+        if k <= 1:
+            continue
+        by_config: dict[str, list[str]] = {}
+        for rid, cfg in runs[study].items():
+            if cfg["algo"] in LOCKSTEP_ALGOS:
+                by_config.setdefault(config_hash({**cfg, "seed": None}), []).append(rid)
+        for members in by_config.values():
+            for start in range(0, len(members), k):
+                chunk = members[start: start + k]
+                if len(chunk) > 1:
+                    groups[f"lockstep_{study}_{len(groups)}"] = (study, chunk)
+    return groups

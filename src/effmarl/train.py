@@ -27,3 +27,21 @@ def train(cfg: dict, out_dir: str) -> RunDir:
     module.run(cfg, rundir)
     rundir.finish()
     return rundir
+
+
+def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
+    """Train several seeds of one configuration together in one process (algorithms with `run_lockstep`: the
+    qmix family); each seed writes its own run directory, provenance.json last."""
+    module = importlib.import_module(ALGORITHMS[cfgs[0]["algo"]])
+    if not hasattr(module, "run_lockstep"):
+        from effmarl.config import ConfigError
+
+        raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train seeds in lockstep (only qmix, ow_qmix, "
+                           "res_qmix); train each run on its own"], "effmarl train")
+    torch.set_num_threads(cfgs[0]["threads"])
+    rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
+    finished = module.run_lockstep(cfgs, rundirs)
+    for rundir, done in zip(rundirs, finished, strict=True):
+        if done:
+            rundir.finish()
+    return rundirs

@@ -280,24 +280,10 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
         evaluate([i for i, s in enumerate(seeds) if s.counters["evaluations"] == 0])  # PyMARL evaluates at step 0
     while not all(s.done for s in seeds):
         active = [i for i, s in enumerate(seeds) if not s.done]
-        results = runner.collect([s.learner.agent for s in seeds], [s.env_seed() for s in seeds],
-                                 [s.epsilon() for s in seeds], [s.generator for s in seeds])
         before = sum(s.counters["env_steps"] for s in seeds)
-        for i in active:
-            seeds[i].store(*results[i])
+        collect_round(seeds, runner, active)
         progress.update(sum(s.counters["env_steps"] for s in seeds) - before)
-        learning = [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])]
-        for _ in range(q["updates_per_round"] if learning else 0):
-            with timer.phase("sampling"):
-                batches = [seeds[i].buffer.sample(q["batch_size"], seeds[i].generator) for i in learning]
-            kinds = [seeds[i].kind() for i in learning]
-            with timer.phase("learner_forward"):
-                total, losses, stats = stack.losses(batches, kinds, learning)
-            with timer.phase("learner_backward"):
-                norms = stack.step(total, learning, [seeds[i].counters["updates"] + 1 for i in learning],
-                                   [seeds[i].counters["env_steps"] / seeds[i].budget for i in learning])
-            for j, i in enumerate(learning):
-                seeds[i].after_update(stack, i, losses[j], norms[i], stats[j], kinds[j])
+        update_round(seeds, stack, timer, [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])])
         due = [i for i in active if seeds[i].eval_due() is not None]
         if due:
             evaluate(due)
@@ -312,6 +298,32 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
     progress.close()
     runner.close()
     return [s.finished for s in seeds]
+
+
+def collect_round(seeds: list[SeedRun], runner, active: list[int]) -> None:
+    """One episode batch per seed (every seed plays: one program; only the active seeds keep theirs)."""
+    results = runner.collect([s.learner.agent for s in seeds], [s.env_seed() for s in seeds],
+                             [s.epsilon() for s in seeds], [s.generator for s in seeds])
+    for i in active:
+        seeds[i].store(*results[i])
+
+
+def update_round(seeds: list[SeedRun], stack: SeedStack, timer: PhaseTimer, learning: list[int]) -> None:
+    """qmix.updates_per_round stacked updates of the seeds in `learning` (each samples its own batch)."""
+    if not learning:
+        return
+    q = seeds[learning[0]].q
+    for _ in range(q["updates_per_round"]):
+        with timer.phase("sampling"):
+            batches = [seeds[i].buffer.sample(q["batch_size"], seeds[i].generator) for i in learning]
+        kinds = [seeds[i].kind() for i in learning]
+        with timer.phase("learner_forward"):
+            total, losses, stats = stack.losses(batches, kinds, learning)
+        with timer.phase("learner_backward"):
+            norms = stack.step(total, learning, [seeds[i].counters["updates"] + 1 for i in learning],
+                               [seeds[i].counters["env_steps"] / seeds[i].budget for i in learning])
+        for j, i in enumerate(learning):
+            seeds[i].after_update(stack, i, losses[j], norms[i], stats[j], kinds[j])
 
 
 def run(cfg: dict, rundir: RunDir, stop_after: int | None = None) -> bool:

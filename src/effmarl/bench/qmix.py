@@ -1,0 +1,179 @@
+"""`effmarl bench qmix`: the paper-2 engine's speed, measured side by side in one process.
+
+Rows (each a median over `--repeats` timed blocks after a warm-up that also compiles):
+  acting      env steps/s of collection alone (learning off, ε = 0.5, `--envs` copies per seed): the Python
+              reference runner (one Python step at a time) vs the jitted SMAX runner, 1 seed and S seeds
+  training    env steps/s and updates/s of collection + learning, dense and MAST at `--sparsity`, 1 seed and S
+              seeds in lockstep, at PyMARL's parallel-runner ratio (one update per collected episode batch) and at
+              one update per collected episode; `lockstep_cost` = wall time of S seeds ÷ wall time of 1 seed for
+              the same number of rounds
+  mask_work   a stacked update of MAST vs dense with the same per-agent layout (1 seed), averaged over blocks of
+              2·Δm updates: the mask work's share (gradient masking, re-zeroing, optimiser-state resets, topology
+              evolution every `--delta-m` updates) of a dense update's time
+Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
+Writes <out>.{csv,md,provenance.json}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+
+def _cfg(args, method: str, updates_per_round: int, runner: str, seed: int = 0) -> dict:
+    from effmarl.config import validate
+
+    return validate({"study": "bench", "algo": "qmix", "seed": seed, "device": args.device, "threads": args.threads,
+                     "env": {"backend": "smax", "map": args.map}, "budget": {"env_steps": 10**9},
+                     "sparse": {"method": method, "sparsity": args.sparsity, "delta_m": args.delta_m},
+                     "qmix": {"num_envs": args.envs, "eval_episodes": args.envs, "runner": runner,
+                              "updates_per_round": updates_per_round, "shared_params": False,
+                              "scale_schedules": False}}, part="run")
+
+
+def _seeds(cfg: dict, n_seeds: int, root: Path):
+    """The training loop's own objects for n_seeds seeds of cfg: (seeds, stack, runner, timer)."""
+    from effmarl.algos.qmix.lockstep import SeedStack
+    from effmarl.algos.qmix.run import SeedRun, resolve_device
+    from effmarl.algos.qmix.runner import make_runner
+    from effmarl.profiling.phases import PhaseTimer
+    from effmarl.runs import RunDir
+
+    device = resolve_device(cfg["device"])
+    timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+    runner = make_runner(cfg, n_seeds, device, timer)
+    cfgs = [{**cfg, "seed": s} for s in range(n_seeds)]
+    seeds = [SeedRun(c, RunDir(root / f"seed{c['seed']}", c), runner.spec, device, timer) for c in cfgs]
+    return seeds, SeedStack([s.learner for s in seeds]), runner, timer
+
+
+def _timed(block, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        block()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def acting(args, root: Path) -> list[dict]:
+    from effmarl.algos.qmix.run import collect_round
+
+    rows = []
+    for runner in ("python", "jax"):
+        for n_seeds in sorted({1, args.seeds}):
+            seeds, _, run, _ = _seeds(_cfg(args, "dense", 1, runner), n_seeds, root / f"act-{runner}-{n_seeds}")
+            for s in seeds:
+                s.counters["env_steps"] = s.schedule["epsilon_anneal_time"] // 2  # ε = 0.5-ish
+            active = list(range(n_seeds))
+            collect_round(seeds, run, active)  # warm-up (compiles)
+            before = sum(s.counters["env_steps"] for s in seeds)
+            seconds = _timed(lambda seeds=seeds, run=run, active=active: [collect_round(seeds, run, active)
+                                                                           for _ in range(args.rounds)], args.repeats)
+            steps = (sum(s.counters["env_steps"] for s in seeds) - before) / args.repeats
+            rows.append({"measure": "acting", "runner": runner, "method": "-", "seeds": n_seeds,
+                         "updates_per_round": 0, "env_steps_per_s": steps / seconds, "updates_per_s": 0.0,
+                         "seconds_per_round": seconds / args.rounds})
+    return rows
+
+
+def training(args, root: Path) -> list[dict]:
+    from effmarl.algos.qmix.run import collect_round, update_round
+
+    rows = []
+    for method in ("dense", "mast"):
+        for ratio in sorted({1, args.envs}):
+            per_seed = {}
+            for n_seeds in sorted({1, args.seeds}):
+                cfg = _cfg(args, method, ratio, "jax")
+                seeds, stack, run, timer = _seeds(cfg, n_seeds, root / f"train-{method}-{ratio}-{n_seeds}")
+                active = list(range(n_seeds))
+                while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
+                    collect_round(seeds, run, active)
+
+                def block(seeds=seeds, stack=stack, run=run, timer=timer, active=active):
+                    for _ in range(args.rounds):
+                        collect_round(seeds, run, active)
+                        update_round(seeds, stack, timer, active)
+
+                block()  # warm-up
+                steps0 = sum(s.counters["env_steps"] for s in seeds)
+                updates0 = sum(s.counters["updates"] for s in seeds)
+                seconds = _timed(block, args.repeats)
+                steps = (sum(s.counters["env_steps"] for s in seeds) - steps0) / args.repeats
+                updates = (sum(s.counters["updates"] for s in seeds) - updates0) / args.repeats
+                per_seed[n_seeds] = seconds
+                rows.append({"measure": "training", "runner": "jax", "method": method, "seeds": n_seeds,
+                             "updates_per_round": ratio, "env_steps_per_s": steps / seconds,
+                             "updates_per_s": updates / seconds, "seconds_per_round": seconds / args.rounds,
+                             "lockstep_cost": seconds / per_seed[1]})
+    return rows
+
+
+def mask_work(args, root: Path) -> list[dict]:
+    """Median time of one stacked update (forward, backward, step) for dense and MAST, same layout, 1 seed."""
+    from effmarl.algos.qmix.run import collect_round, update_round
+
+    times = {}
+    for method in ("dense", "mast"):
+        cfg = _cfg(args, method, 1, "jax")
+        seeds, stack, run, timer = _seeds(cfg, 1, root / f"mask-{method}")
+        while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
+            collect_round(seeds, run, [0])
+        update_round(seeds, stack, timer, [0])  # warm-up
+        per_block = 2 * args.delta_m  # two topology updates per block: the evolution's cost amortised
+
+        def block(seeds=seeds, stack=stack, timer=timer, per_block=per_block):
+            for _ in range(per_block):
+                update_round(seeds, stack, timer, [0])
+
+        times[method] = _timed(block, args.repeats) / per_block
+    return [{"measure": "mask_work", "runner": "-", "method": m, "seeds": 1, "updates_per_round": 1,
+             "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t, "seconds_per_round": t,
+             "mask_work_share": t / times["dense"] - 1.0} for m, t in times.items()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--map", default="3m", help="SMAX map (default 3m)")
+    parser.add_argument("--envs", type=int, default=8, help="parallel episodes per seed and round (default 8)")
+    parser.add_argument("--seeds", type=int, default=8, help="seeds in lockstep (default 8)")
+    parser.add_argument("--sparsity", type=float, default=0.9, help="MAST's sparsity (default 0.9)")
+    parser.add_argument("--delta-m", type=int, default=20, help="MAST's topology interval in updates (default 20)")
+    parser.add_argument("--rounds", type=int, default=5, help="collection rounds per timed block (default 5)")
+    parser.add_argument("--repeats", type=int, default=3, help="timed blocks per measurement (default 3)")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (default cpu)")
+    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads")
+    parser.add_argument("--only", choices=["acting", "training", "mask_work"], action="append",
+                        help="measure only these parts (repeatable; default all)")
+    parser.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .provenance.json")
+
+
+def run(args) -> pd.DataFrame:
+    from effmarl import io, provenance
+
+    torch.set_num_threads(args.threads)
+    parts = args.only or ["acting", "training", "mask_work"]
+    with tempfile.TemporaryDirectory(prefix="effmarl-bench-qmix-") as tmp:
+        rows = [row for part in parts for row in {"acting": acting, "training": training,
+                                                   "mask_work": mask_work}[part](args, Path(tmp))]
+    table = pd.DataFrame(rows)
+    rec = provenance.record(extra={"benchmark": "qmix", "args": {k: v for k, v in vars(args).items()
+                                                                  if k != "func"}})
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    hw = rec["hardware"]
+    header = (f"# QMIX engine benchmark: SMAX {args.map}, {args.envs} copies per seed, {args.seeds} seeds in "
+              f"lockstep, device {args.device}, {args.threads} threads\n\n{hw['cpu_model']}, commit "
+              f"{rec['git']['commit']}; command: `effmarl bench qmix "
+              f"--map {args.map} --envs {args.envs} --seeds {args.seeds} --rounds {args.rounds} --repeats "
+              f"{args.repeats} --device {args.device} --out {args.out}`\n")
+    io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))
+    io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False, floatfmt=".3g") + "\n")
+    io.write_json(out.with_suffix(".provenance.json"), rec)
+    return table
