@@ -45,12 +45,13 @@ def learners(algo, method, seeds):
     return out
 
 
+@pytest.mark.parametrize("vectorised", [True, False], ids=["vmap", "loop"])
 @pytest.mark.parametrize("algo,method", [("qmix", "dense"), ("qmix", "mast"), ("ow_qmix", "rigl"),
                                          ("res_qmix", "set")])
-def test_stacked_updates_equal_separate_learners(algo, method):
+def test_stacked_updates_equal_separate_learners(algo, method, vectorised):
     seeds = [0, 1, 2]
     separate = learners(algo, method, seeds)
-    stacked = SeedStack(learners(algo, method, seeds))
+    stacked = SeedStack(learners(algo, method, seeds), vectorised=vectorised)
     kinds = [("one_step", 1, 0.0), ("td_lambda", 1, 0.6), ("one_step", 1, 0.0)]  # two kinds: two vmap groups
     for t in range(1, 6):
         batches = [random_batch(10 * t + s, lengths) for s, lengths in zip(seeds, [(4, 7), (3, 2), (6, 6)],
@@ -80,7 +81,7 @@ def test_stacked_updates_equal_separate_learners(algo, method):
 
 
 def test_seed_state_round_trips_into_another_stack():
-    a = SeedStack(learners("qmix", "mast", [0, 1]))
+    a = SeedStack(learners("qmix", "mast", [0, 1]), vectorised=True)
     batches = [random_batch(s, (3, 5)) for s in (0, 1)]
     total, _, _ = a.losses(batches, [("one_step", 1, 0.0)] * 2, [0, 1])
     a.step(total, [0, 1], [2, 2], [0.1, 0.1])

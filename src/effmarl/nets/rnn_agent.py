@@ -65,7 +65,11 @@ class GRUCell(nn.Module):
             out = torch.gru_cell(x.reshape(-1, x.shape[-1]), h.reshape(-1, shape[-1]), self.ih.weight,
                                  self.hh.weight, self.ih.bias, self.hh.bias)
             return out.view(shape)
-        xr, xz, xn = self.ih(x).chunk(3, dim=-1)
+        return self.from_input_gates(self.ih(x), h)
+
+    def from_input_gates(self, gi: torch.Tensor, h: torch.Tensor) -> torch.Tensor:
+        """The cell given its input projection gi = ih(x) (computed for a whole sequence at once by `unroll`)."""
+        xr, xz, xn = gi.chunk(3, dim=-1)
         hr, hz, hn = self.hh(h).chunk(3, dim=-1)
         r = torch.sigmoid(xr + hr)
         z = torch.sigmoid(xz + hz)
@@ -94,12 +98,19 @@ class RNNAgent(nn.Module):
 
     def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """Q-values [B, T, n, A] for a sequence of inputs [B, T, n, in], the GRU carried over time from `hidden`
-        (zeros by default). Same values as calling forward step by step; fc1 and fc2 run once for all t."""
+        (zeros by default). Same values as calling forward step by step; fc1, the GRU's input projection and fc2
+        run once for all t, only the hidden-to-hidden product runs per step."""
         x = torch.relu(self.fc1(inputs))
         h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
         hs = []
+        if self.rnn.fused and type(self.rnn.ih) is nn.Linear and type(self.rnn.hh) is nn.Linear:
+            for t in range(inputs.shape[1]):  # torch's fused cell: faster than the split form for one seed
+                h = self.rnn(x[:, t], h)
+                hs.append(h)
+            return self.fc2(torch.stack(hs, dim=1))
+        gi = self.rnn.ih(x)
         for t in range(inputs.shape[1]):
-            h = self.rnn(x[:, t], h)
+            h = self.rnn.from_input_gates(gi[:, t], h)
             hs.append(h)
         return self.fc2(torch.stack(hs, dim=1))
 

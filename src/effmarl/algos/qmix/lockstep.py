@@ -4,8 +4,10 @@ Every parameter of the S learners (online and target networks) is stored once, s
 axis [S, ...]; each learner's own parameters become views of its slice, so a learner object still reads, masks,
 evolves and checkpoints exactly its own seed. One update of all seeds is
 
-    loss   = Σ_s loss_s, each loss_s = Learner.loss(batch_s) evaluated by torch.func.vmap over the seed axis
-             (functional_call with the stacked parameters), batches padded in time to the longest of them
+    loss   = Σ_s loss_s, each loss_s = Learner.loss(batch_s) evaluated with the seed's slice of the stacked
+             parameters (functional_call): by torch.func.vmap over the seed axis on a GPU, seed by seed on a CPU
+             (where the update is compute-bound and a loop keeps torch's fused GRU cell); batches padded in time
+             to the longest of them
     backward once → stacked gradients; gradient s is seed s's own (the seeds share no parameter)
     per seed: sparse evolution on its own schedule and RNG (RigL reads its slice of the dense gradient),
               gradient masking, optimiser-state reset where its mask changed
@@ -50,7 +52,7 @@ class _SeedOptimiserView:
 class SeedStack:
     """S learners (same configuration, different seeds) updated together; see the module docstring."""
 
-    def __init__(self, learners: list[Learner]):
+    def __init__(self, learners: list[Learner], vectorised: bool | None = None):
         self.learners = learners
         base = learners[0]
         q = base.q
@@ -68,10 +70,12 @@ class SeedStack:
             if learner.sparse:
                 learner.sparse.topology.rebind_parameters()
                 learner.target_topology.rebind_parameters()
-        self.template = base  # evaluates the loss under functional_call; vmap needs the unfused GRU cell
-        for module in base.modules():
-            if isinstance(module, GRUCell):
-                module.fused = False
+        self.template = base  # evaluates the loss under functional_call with the stacked parameters
+        # vmap over seeds on a GPU (one kernel per op for all seeds); on a CPU the learner is compute-bound and
+        # a loop over the seeds' slices (keeping torch's fused GRU cell for dense shared networks) is faster
+        device = next(iter(self.params.values())).device
+        self.vectorised = device.type == "cuda" if vectorised is None else vectorised
+        self.cells = [m for m in base.modules() if isinstance(m, GRUCell)]
         self.optimiser = torch.optim.RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"],
                                              eps=q["optim_eps"])
         self.max_norm = q["grad_norm_clip"]
@@ -96,8 +100,21 @@ class SeedStack:
             else:
                 at = torch.tensor(idx, device=next(iter(self.params.values())).device)
                 params = {n: p.index_select(0, at) for n, p in {**self.params, **self.target}.items()}
-            batch = {k: torch.stack([padded[i][k] for i in members]) for k in padded[members[0]]}
-            loss, stat = vmap(lambda p, b, kind=kind: functional_call(self.template, p, (b, kind)))(params, batch)
+            if len(members) == 1 or not self.vectorised:  # seed by seed (a dense GRU keeps the fused cell)
+                each = [functional_call(self.template, {n: p[j] for n, p in params.items()}, (padded[i], kind))
+                        for j, i in enumerate(members)]
+                loss = torch.stack([e[0] for e in each])
+                stat = {k: torch.stack([e[1][k] for e in each]) for k in each[0][1]}
+            else:
+                batch = {k: torch.stack([padded[i][k] for i in members]) for k in padded[members[0]]}
+                for cell in self.cells:  # vmap has no batching rule for torch's fused GRU cell
+                    cell.fused = False
+                try:
+                    loss, stat = vmap(lambda p, b, kind=kind: functional_call(self.template, p, (b, kind)))(params,
+                                                                                                          batch)
+                finally:
+                    for cell in self.cells:
+                        cell.fused = True
             total = total + loss.sum()
             for j, i in enumerate(members):
                 losses[i] = loss[j].detach()
