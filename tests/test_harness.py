@@ -189,7 +189,7 @@ def test_sigterm_is_held_until_the_safe_point_then_saves_and_stops(tmp_path):
 
 
 def test_a_second_signal_stops_at_once(tmp_path):
-    with make_run(tmp_path) as run:
+    with make_run(tmp_path):
         os.kill(os.getpid(), signal.SIGINT)
         with pytest.raises(harness.Interrupted, match="second signal"):
             os.kill(os.getpid(), signal.SIGINT)

@@ -198,8 +198,9 @@ class CheckpointStore:
                                f"this effmarl reads version {FORMAT_VERSION}")
         return manifest
 
-    def load(self, key: dict, budget_field: str, budget: int) -> tuple[dict, int] | None:
-        """(payload, progress) of a verified checkpoint matching `key` within `budget`, or None if none."""
+    def check(self, key: dict, budget_field: str, budget: int) -> dict | None:
+        """The manifest of a checkpoint that may be resumed (matching `key`, within `budget`, payload intact),
+        or None if there is none; cheap next to building a run, so it runs before anything is built."""
         manifest = self.read_manifest()
         if manifest is None:
             return None
@@ -217,13 +218,22 @@ class CheckpointStore:
             raise self._refuse(payload, "checkpoint payload missing")
         if _sha256(payload) != manifest["sha256"]:
             raise self._refuse(payload, "corrupted checkpoint (its sha256 does not match the manifest)")
+        return manifest
+
+    def load(self, key: dict, budget_field: str, budget: int) -> tuple[dict, int] | None:
+        """(payload, progress) of a verified checkpoint matching `key` within `budget`, or None if none."""
+        manifest = self.check(key, budget_field, budget)
+        return None if manifest is None else (self.read_payload(manifest), manifest["progress"])
+
+    def read_payload(self, manifest: dict) -> dict:
+        """The payload of a manifest `check` has verified."""
         import torch
 
+        payload = self.dir / manifest["file"]
         try:
-            state = torch.load(payload, weights_only=False, map_location="cpu")
+            return torch.load(payload, weights_only=False)
         except Exception as exc:  # a file that checks out but does not unpickle: another writer's format
             raise self._refuse(payload, f"unreadable checkpoint ({exc.__class__.__name__})") from None
-        return state, progress
 
     def save(self, state: dict, key: dict, progress: int, unit: str) -> Path:
         import torch
@@ -333,6 +343,7 @@ class Run:
         self.store = CheckpointStore(rundir.checkpoint_dir)
         self.key = resume_key(cfg)
         self.removed = remove_strays(Path(rundir.path)) + self.store.clean()
+        self.manifest = self.store.check(self.key, budget_field, budget)  # refused before the run is built
         self.signals = StopSignals()
 
     def __enter__(self) -> Run:
@@ -343,12 +354,10 @@ class Run:
         self.signals.__exit__(*exc)
 
     def restore(self, state) -> int | None:
-        loaded = self.store.load(self.key, self.budget_field, self.budget)
-        if loaded is None:
+        if self.manifest is None:
             return None
-        payload, progress = loaded
-        state.load_state_dict(payload)
-        return progress
+        state.load_state_dict(self.store.read_payload(self.manifest))
+        return self.manifest["progress"]
 
     def save(self, state, progress: int) -> None:
         self.store.save(state.state_dict(), self.key, progress, self.unit)
