@@ -226,15 +226,19 @@ def set_dotted(cfg: dict, dotted: str, value: Any) -> None:
     node[leaf] = copy.deepcopy(value)
 
 
+def _short_hash(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:6]
+
+
 def _id_value(value: Any) -> str:
     if isinstance(value, list | tuple):
         return "x".join(_id_value(v) for v in value) or "empty"
     if isinstance(value, dict):
-        return "h" + config_hash(value)[:8]
+        return "h" + _short_hash(value)
     text = str(value)
     if re.fullmatch(r"[A-Za-z0-9.+-]+", text):
         return text
-    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-") + "-h" + config_hash(value)[:6]
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-") + "-h" + _short_hash(value)
 
 
 def run_id(point: dict[str, Any]) -> str:
