@@ -246,3 +246,29 @@ def test_debug_shows_the_traceback(tmp_path):
     proc = run_cli("effmarl", "validate", "--run", str(tmp_path / "missing.yaml"))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == f"effmarl: {tmp_path / 'missing.yaml'}: no such file"
+
+
+PROFILE = ("profile: smoke\nresults_dir: r\nfigures_dir: f\nstudies:\n  s1:\n    base: {algo: maddpg, seed: 0, "
+           "env: {backend: mpe}, offpolicy: {batch_size: 32, warmup: 10}, replay: {buffer_size: 100}}\n"
+           "    grid: {seed: [0]}\n")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (PROFILE + "colour: red\npaper1_micro: {sampling_bench: {batch: 3.0}}\n",
+     ["profile: field '(top level)': unknown key(s) 'colour'",
+      "profile: field 'paper1_micro.sampling_bench.batch': must be an integer, got 3.0 (float)"]),
+    (PROFILE.replace("warmup: 10}", "warmup: 10, lr: .nan}"),
+     ["studies.s1 run seed-0: field 'offpolicy.lr': must be a finite number, got nan"]),
+    (PROFILE.replace("warmup: 10}", "warmup: 1000}"),
+     ["studies.s1 run seed-0: field 'offpolicy.warmup': 1000 exceeds replay.buffer_size 100"]),
+    (PROFILE + "results_dir: again\n", ["duplicate key 'results_dir'"]),
+])
+def test_snakemake_profile_errors_are_one_line_per_problem_not_the_schema(tmp_path, repo_root, text, expected):
+    (tmp_path / "profile.yaml").write_text(text)
+    proc = run_cli("snakemake", "-n", "--snakefile", str(repo_root / "Snakefile"), "--directory", str(tmp_path),
+                   "--configfile", str(tmp_path / "profile.yaml"))
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == len(expected), proc.stderr[-3000:]
+    for line, want in zip(lines, expected, strict=True):
+        assert want in line
