@@ -2,9 +2,9 @@
 # `snakemake --cores all` runs configs/default.yaml; choose another profile with --configfile.
 import sys
 
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
-from effmarl.config import ConfigError, expand_all
+from effmarl.config import ConfigError, expand_all, load_yaml, validate
 
 min_version("9.0")
 
@@ -16,10 +16,14 @@ if not workflow.overwrite_configfiles:
     configfile: "configs/default.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# The same validation as `effmarl validate` (effmarl.config): schema, finite numbers, cross-field checks,
+# duplicate keys; one line per problem, naming the field; no job starts.
 try:
+    for _path in workflow.overwrite_configfiles or ["configs/default.yaml"]:
+        load_yaml(_path)  # refuses a repeated key, which Snakemake's loader would drop silently
+    validate(config, source="profile")
     RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
-except ConfigError as error:  # one line per problem, naming the field; no job starts
+except ConfigError as error:
     print(str(error), file=sys.stderr)
     sys.exit(1)
 RESULTS = config["results_dir"]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 import subprocess
 
@@ -90,3 +92,183 @@ def test_validate_command_counts_runs_of_each_profile(repo_root):
     proc = run_cli("effmarl", "validate", *(str(p) for p in sorted((repo_root / "configs").glob("*.yaml"))))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("valid profile") == 3
+
+
+# ---------------------------------------------------------------- bad input anywhere -> one line (issue 14)
+def one_line_error(capsys, argv: list[str], expected: str, code: int = 2) -> str:
+    """main() returns (no traceback escapes), with exit status `code` and one stderr line naming the problem."""
+    from effmarl.cli import main
+
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("effmarl: ") and "Traceback" not in err, err
+    assert expected in lines[0], lines[0]
+    return lines[0]
+
+
+MADDPG_YAML = "study: t\nalgo: maddpg\nseed: 0\nenv: {backend: mpe}\n"
+QMIX_YAML = "study: t\nalgo: qmix\nseed: 0\nenv: {backend: smax}\nbudget: {env_steps: 100}\n"
+BAD_RUNS = {
+    "float_integer": (MADDPG_YAML + "offpolicy: {batch_size: 32.0}\n",
+                      "field 'offpolicy.batch_size': must be an integer, got 32.0 (float)"),
+    "seed_2_32": (MADDPG_YAML.replace("seed: 0", "seed: 4294967296"), "field 'seed': 4294967296 is above"),
+    "huge_buffer": (MADDPG_YAML + "replay: {buffer_size: 1000000000000}\n", "field 'replay.buffer_size'"),
+    "huge_hidden": (MADDPG_YAML + "offpolicy: {hidden: [100000000]}\n", "field 'offpolicy.hidden.0'"),
+    "nan_lr": (MADDPG_YAML + "offpolicy: {lr: .nan}\n", "field 'offpolicy.lr': must be a finite number, got nan"),
+    "inf_lr": (MADDPG_YAML + "offpolicy: {lr: .inf}\n", "field 'offpolicy.lr': must be a finite number, got inf"),
+    "lr_1e6": (MADDPG_YAML + "offpolicy: {lr: 1.0e+6}\n", "field 'offpolicy.lr': 1000000.0 is above the upper bound"),
+    "nan_gamma": (MADDPG_YAML + "offpolicy: {gamma: .nan}\n", "field 'offpolicy.gamma': must be a finite number"),
+    "nan_epsilon": (QMIX_YAML + "qmix: {epsilon_finish: .nan}\n", "field 'qmix.epsilon_finish'"),
+    "nan_sparsity": (QMIX_YAML + "sparse: {method: mast, sparsity: .nan}\nqmix: {shared_params: false}\n",
+                     "field 'sparse.sparsity': must be a finite number"),
+    "duplicate_key": (MADDPG_YAML + "seed: 1\n", "duplicate key 'seed'"),
+    "cross_field": (MADDPG_YAML + "offpolicy: {batch_size: 64, warmup: 10}\nreplay: {buffer_size: 32}\n",
+                    "field 'offpolicy.batch_size': 64 exceeds replay.buffer_size 32"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_RUNS))
+def test_bad_run_config_is_one_line_for_train_and_validate_and_nothing_is_created(tmp_path, capsys, name):
+    text, expected = BAD_RUNS[name]
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    out = tmp_path / "out"
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(out)], expected)
+    assert not out.exists()
+    one_line_error(capsys, ["validate", "--run", str(path)], expected)  # the same checks, cross-field too
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this host has a GPU")
+@pytest.mark.parametrize("text", [MADDPG_YAML, QMIX_YAML])
+def test_cuda_without_gpu_is_one_line_for_both_stacks_before_anything_is_created(tmp_path, capsys, text):
+    path = tmp_path / "run.yaml"
+    path.write_text(text + "device: cuda\n")
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(tmp_path / "o")],
+                   "field 'device': 'cuda' requested but torch sees no CUDA GPU")
+    assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda p: p.mkdir(), "is a directory"),
+    (lambda p: p.write_bytes(bytes(range(256))), "not a text file"),
+    (lambda p: p.write_text("study: t\n1: a\nb: 2\nalgo: random\nseed: 0\nenv: {backend: mpe}\n"),
+     "unknown key(s) 'b', 1"),
+])
+def test_validate_run_unreadable_or_odd_files_are_one_line(tmp_path, capsys, make, expected):
+    path = tmp_path / "run.yaml"
+    make(path)
+    one_line_error(capsys, ["validate", "--run", str(path)], expected)
+
+
+@pytest.mark.parametrize(("override", "expected"), [
+    ("offpolicy.lr=[unclosed", "--set offpolicy.lr: not valid YAML"),
+    ("seed.x=1", "field 'seed.x': 'seed' is not a mapping"),
+    ("offpolicy.lr=.nan", "field 'offpolicy.lr': must be a finite number"),
+])
+def test_bad_set_value_is_one_line(tmp_path, capsys, override, expected):
+    path = tmp_path / "run.yaml"
+    path.write_text(MADDPG_YAML)
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(tmp_path / "o"), "--set", override],
+                   expected)
+    assert not (tmp_path / "o").exists()
+
+
+def test_out_that_is_a_file_or_below_a_file_is_one_line(tmp_path, capsys):
+    path = tmp_path / "run.yaml"
+    path.write_text("study: t\nalgo: random\nseed: 0\nenv: {backend: mpe}\nbudget: {episodes: 1}\n")
+    (tmp_path / "file").write_text("x")
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(tmp_path / "file")],
+                   "--out is an existing file, not a directory")
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(tmp_path / "file" / "run")],
+                   "Not a directory", code=1)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_read_only_out_is_one_line(tmp_path, capsys):
+    path = tmp_path / "run.yaml"
+    path.write_text("study: t\nalgo: random\nseed: 0\nenv: {backend: mpe}\nbudget: {episodes: 1}\n")
+    ro = tmp_path / "ro"
+    ro.mkdir(mode=0o555)
+    one_line_error(capsys, ["train", "--config", str(path), "--out", str(ro / "run")], "Permission denied", code=1)
+
+
+def test_a_full_disk_says_so(tmp_path, capsys, monkeypatch):
+    from effmarl import io
+
+    def full(path, writer):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+
+    monkeypatch.setattr(io, "write_with", full)
+    table = tmp_path / "run" / "metrics.parquet"
+    table.parent.mkdir()
+    pd.DataFrame({"x": [1.0]}).to_parquet(table)
+    (table.parent / "provenance.json").write_text(json.dumps({"git": {"commit": "c"}, "config": {"seed": 0}}))
+    line = one_line_error(capsys, ["aggregate", str(table), "--out", str(tmp_path / "s.parquet")],
+                          "no space left on device (the disk is full)", code=1)
+    assert str(tmp_path / "s.parquet") in line
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    (None, "no such file"),
+    (b"garbage", "not a readable parquet table"),
+    (pd.DataFrame({"x": pd.Series([], dtype=float)}), "no finite data (0 rows)"),
+    (pd.DataFrame({"x": [float("nan")] * 3, "name": ["a", "b", "c"]}), "no finite data (3 rows)"),
+])
+@pytest.mark.parametrize("command", ["figure", "table"])
+def test_figures_and_tables_refuse_missing_corrupted_or_empty_inputs(tmp_path, capsys, content, expected, command):
+    path = tmp_path / "summary.parquet"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        content.to_parquet(path)
+    name = "paper1_phases" if command == "figure" else "paper1_claims"
+    out = tmp_path / "fig"
+    line = one_line_error(capsys, [command, name, str(path), "--out", str(out)], expected)
+    assert str(path) in line
+    assert list(tmp_path.iterdir()) == ([path] if content is not None else [])  # nothing written
+
+
+def test_an_out_stem_with_a_dot_is_refused_not_silently_renamed(tmp_path, capsys):
+    one_line_error(capsys, ["figure", "paper1_phases", "x.parquet", "--out", str(tmp_path / "name.v2")],
+                   "--out must be a path without an extension; '.v2' would be replaced")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_aggregate_of_a_missing_result_file_is_one_line(tmp_path, capsys):
+    one_line_error(capsys, ["aggregate", str(tmp_path / "run" / "metrics.parquet"), "--out",
+                            str(tmp_path / "s.parquet")], "No such file or directory", code=1)
+
+
+def test_debug_shows_the_traceback(tmp_path):
+    proc = run_cli("effmarl", "--debug", "validate", "--run", str(tmp_path / "missing.yaml"))
+    assert proc.returncode != 0 and "Traceback" in proc.stderr
+    proc = run_cli("effmarl", "validate", "--run", str(tmp_path / "missing.yaml"))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == f"effmarl: {tmp_path / 'missing.yaml'}: no such file"
+
+
+PROFILE = ("profile: smoke\nresults_dir: r\nfigures_dir: f\nstudies:\n  s1:\n    base: {algo: maddpg, seed: 0, "
+           "env: {backend: mpe}, offpolicy: {batch_size: 32, warmup: 10}, replay: {buffer_size: 100}}\n"
+           "    grid: {seed: [0]}\n")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    (PROFILE + "colour: red\npaper1_micro: {sampling_bench: {batch: 3.0}}\n",
+     ["profile: field '(top level)': unknown key(s) 'colour'",
+      "profile: field 'paper1_micro.sampling_bench.batch': must be an integer, got 3.0 (float)"]),
+    (PROFILE.replace("warmup: 10}", "warmup: 10, lr: .nan}"),
+     ["studies.s1 run seed-0: field 'offpolicy.lr': must be a finite number, got nan"]),
+    (PROFILE.replace("warmup: 10}", "warmup: 1000}"),
+     ["studies.s1 run seed-0: field 'offpolicy.warmup': 1000 exceeds replay.buffer_size 100"]),
+    (PROFILE + "results_dir: again\n", ["duplicate key 'results_dir'"]),
+])
+def test_snakemake_profile_errors_are_one_line_per_problem_not_the_schema(tmp_path, repo_root, text, expected):
+    (tmp_path / "profile.yaml").write_text(text)
+    proc = run_cli("snakemake", "-n", "--snakefile", str(repo_root / "Snakefile"), "--directory", str(tmp_path),
+                   "--configfile", str(tmp_path / "profile.yaml"))
+    assert proc.returncode != 0
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == len(expected), proc.stderr[-3000:]
+    for line, want in zip(lines, expected, strict=True):
+        assert want in line

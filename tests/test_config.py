@@ -36,7 +36,7 @@ def test_algorithm_sections_are_filled_only_for_the_algorithms_that_read_them():
 @pytest.mark.parametrize(("change", "expected"), [
     ({"algo": "maddpgg"}, "field 'algo': 'maddpgg' is not allowed; allowed values: 'random'"),
     ({"seed": -1}, "field 'seed': -1 is less than the minimum of 0"),
-    ({"seed": "zero"}, "field 'seed': 'zero' is not of type 'integer'"),
+    ({"seed": "zero"}, "field 'seed': must be an integer, got 'zero' (str)"),
     ({"env": {"backend": "mpe", "n_agents": 4}}, "field 'env.n_agents': 4 is not a multiple of 3"),
     ({"env": {"backend": "atari"}}, "field 'env.backend': 'atari' is not allowed; allowed values: 'mpe'"),
     ({"env": {"backend": "mpe", "agents": 3}}, "field 'env': unknown key(s) 'agents'; allowed keys: backend,"),
@@ -103,3 +103,91 @@ def test_config_hash_ignores_key_order_and_sees_values():
     b = {"y": {"b": 2, "a": 1}, "x": 1}
     assert config_hash(a) == config_hash(b)
     assert config_hash(a) != config_hash({"x": 2, "y": {"a": 1, "b": 2}})
+
+
+MADDPG = {"study": "t", "algo": "maddpg", "seed": 0, "env": {"backend": "mpe"},
+          "offpolicy": {"batch_size": 32, "warmup": 50}, "replay": {"buffer_size": 1000}}
+QMIX = {"study": "t", "algo": "qmix", "seed": 0, "env": {"backend": "smax"}, "budget": {"env_steps": 1000}}
+
+
+@pytest.mark.parametrize(("base", "dotted", "value", "expected"), [
+    # NaN passes every JSON Schema bound (comparisons with NaN are false): rejected as not a finite number
+    (MADDPG, "offpolicy.gamma", float("nan"), "field 'offpolicy.gamma': must be a finite number, got nan"),
+    (MADDPG, "offpolicy.lr", float("inf"), "field 'offpolicy.lr': must be a finite number, got inf"),
+    (QMIX, "qmix.epsilon_start", float("nan"), "field 'qmix.epsilon_start': must be a finite number"),
+    (QMIX, "sparse.sparsity", float("nan"), "field 'sparse.sparsity': must be a finite number"),
+    (MADDPG, "offpolicy.lr", 1e6, "field 'offpolicy.lr': 1000000.0 is above the upper bound 10"),
+    # whole-number floats passed `type: integer` and crashed later in torch
+    (MADDPG, "offpolicy.batch_size", 32.0, "field 'offpolicy.batch_size': must be an integer, got 32.0 (float)"),
+    (MADDPG, "offpolicy.hidden", [64.0, 64], "field 'offpolicy.hidden.0': must be an integer, got 64.0"),
+    (MADDPG, "seed", 2**32, "field 'seed': 4294967296 is above the upper bound 4294967295"),
+    (MADDPG, "seed", True, "field 'seed': must be an integer, got True (bool)"),
+    (MADDPG, "replay.buffer_size", 10**12, "field 'replay.buffer_size': 1000000000000 is above the upper bound"),
+    (QMIX, "qmix.rnn_hidden_dim", 10**9, "field 'qmix.rnn_hidden_dim': 1000000000 is above the upper bound 65536"),
+    (MADDPG, "threads", 10**6, "field 'threads': 1000000 is above the upper bound 1024"),
+])
+def test_non_finite_huge_and_float_integers_are_rejected_naming_the_field(base, dotted, value, expected):
+    from effmarl.config import set_dotted
+
+    cfg = copy.deepcopy(base)
+    set_dotted(cfg, dotted, value)
+    lines = errors_of(cfg)
+    assert len(lines) == 1 and lines[0].startswith(expected), lines
+
+
+def test_cross_field_checks_run_inside_validate_for_both_stacks():
+    off = copy.deepcopy(MADDPG)
+    off["offpolicy"]["batch_size"] = 5000
+    assert errors_of(off) == ["field 'offpolicy.batch_size': 5000 exceeds replay.buffer_size 1000"]
+    q = copy.deepcopy(QMIX)
+    q["qmix"] = {"batch_size": 64, "buffer_size": 32}
+    assert errors_of(q) == ["field 'qmix.batch_size': 64 exceeds qmix.buffer_size 32"]
+    q = {k: v for k, v in QMIX.items() if k != "budget"}
+    assert errors_of(q) == ["field 'budget.env_steps': required for algo 'qmix' (its budget is env steps)"]
+
+
+def test_cross_field_errors_of_a_profile_name_the_study_run():
+    profile = {"profile": "smoke", "results_dir": "r", "figures_dir": "f",
+               "studies": {"s": {"base": {**MADDPG, "offpolicy": {"batch_size": 5000}}, "grid": {"seed": [0]}}}}
+    from effmarl.config import expand_all
+
+    with pytest.raises(ConfigError) as err:
+        expand_all(validate(profile))
+    assert err.value.source == "studies.s run seed-0" and "offpolicy.batch_size" in err.value.lines[0]
+
+
+def test_duplicate_yaml_keys_are_rejected_naming_the_key(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("study: t\nalgo: random\nseed: 0\nseed: 1\nenv: {backend: mpe}\n")
+    with pytest.raises(ConfigError) as err:
+        load_yaml(path)
+    assert err.value.source == str(path) and "duplicate key 'seed'" in err.value.lines[0]
+    path.write_text("env: {backend: mpe, backend: smax}\n")
+    with pytest.raises(ConfigError, match="duplicate key 'backend'"):
+        load_yaml(path)
+
+
+@pytest.mark.parametrize(("make", "expected"), [
+    (lambda p: p.mkdir(), "is a directory"),
+    (lambda p: p.write_bytes(bytes(range(256)) * 4), "not a text file"),
+])
+def test_unreadable_config_files_are_one_line(tmp_path, make, expected):
+    path = tmp_path / "cfg.yaml"
+    make(path)
+    with pytest.raises(ConfigError, match=expected):
+        load_yaml(path)
+
+
+def test_mixed_int_and_str_unknown_keys_are_reported_not_crashed():
+    (line,) = errors_of({**GOOD_RUN, 1: "a", "b": 2})
+    assert line.startswith("field '(top level)': unknown key(s) 'b', 1; allowed keys: algo, budget,")
+
+
+def test_run_ids_are_file_names_and_wildcards_for_any_grid_value():
+    from effmarl.config import run_id
+
+    assert run_id({"offpolicy.hidden": [64, 64], "seed": 0}) == "hidden-64x64_seed-0"
+    assert run_id({"offpolicy.lr": 0.01}) == "lr-0.01"
+    odd = run_id({"env.map": "a/b c"})
+    assert "/" not in odd and " " not in odd and odd.startswith("map-a-b-c-h")
+    assert run_id({"env.map": "a/b c"}) != run_id({"env.map": "a b/c"})

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import importlib
 import json
 import sys
+from pathlib import Path
 
 from effmarl.config import ConfigError
+from effmarl.harness import RunStopped
 
 
 def _cmd_train(args) -> int:
@@ -16,6 +19,9 @@ def _cmd_train(args) -> int:
     if len(args.config) != len(args.out):
         raise ConfigError([f"--config given {len(args.config)} times but --out {len(args.out)} times: one output "
                            "directory per run"], "command line")
+    for out in map(Path, args.out):
+        if out.exists() and not out.is_dir():
+            raise ConfigError(["--out is an existing file, not a directory"], str(out))
     cfgs = []
     for path in args.config:
         cfg = load_run_config(path)  # validated before anything heavy is imported or run
@@ -35,14 +41,12 @@ def _cmd_train(args) -> int:
 
 
 def _apply_override(cfg: dict, override: str) -> None:
-    import yaml
-
-    from effmarl.config import set_dotted
+    from effmarl.config import parse_yaml, set_dotted
 
     if "=" not in override:
         raise ConfigError([f"--set {override!r}: expected KEY=VALUE, e.g. env.n_agents=6"], "command line")
     key, value = override.split("=", 1)
-    set_dotted(cfg, key, yaml.safe_load(value))
+    set_dotted(cfg, key, parse_yaml(value, f"--set {key}"))
 
 
 def _cmd_validate(args) -> int:
@@ -75,11 +79,39 @@ def _load_entry(registry: dict, name: str, kind: str):
     return importlib.import_module(registry[name])
 
 
+def _check_out_stem(out: str) -> None:
+    """--out of figure/table/index is a path without extension: a suffix would be replaced silently."""
+    if Path(out).suffix:
+        raise ConfigError([f"--out must be a path without an extension; {Path(out).suffix!r} would be replaced "
+                           f"(write e.g. {str(Path(out)).replace('.', '_')})"], str(out))
+
+
+def _check_inputs(paths: list[str]) -> None:
+    """Study tables a figure or table is drawn from: readable parquet files with at least one finite number."""
+    import numpy as np
+    import pandas as pd
+
+    for path in paths:
+        if not Path(path).is_file():
+            raise ConfigError(["no such file" if not Path(path).exists() else "not a file"], path)
+        if not path.endswith(".parquet"):
+            continue
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:
+            raise ConfigError([f"not a readable parquet table ({' '.join(str(exc).split())[:160]})"], path) from None
+        numbers = frame.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
+        if frame.empty or not np.isfinite(numbers).any():
+            raise ConfigError([f"no finite data ({len(frame)} rows); refusing to draw from it"], path)
+
+
 def _cmd_figure(args) -> int:
     from effmarl.analysis.common import save_figure
     from effmarl.analysis.figures import FIGURES
 
+    _check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
+    _check_inputs(args.inputs)
     fig, shown = module.make(args.inputs)
     for path in save_figure(fig, args.out, args.inputs, shown, name=args.name, caption=module.CAPTION):
         print(path)
@@ -90,7 +122,9 @@ def _cmd_table(args) -> int:
     from effmarl.analysis.common import save_table
     from effmarl.analysis.tables import TABLES
 
+    _check_out_stem(args.out)
     module = _load_entry(TABLES, args.name, "table")
+    _check_inputs(args.inputs)
     for path in save_table(module.make(args.inputs), args.out, args.inputs, name=args.name,
                            caption=module.CAPTION):
         print(path)
@@ -100,6 +134,7 @@ def _cmd_table(args) -> int:
 def _cmd_index(args) -> int:
     from effmarl.analysis.index import write_index
 
+    _check_out_stem(args.out)
     for path in write_index(args.outputs, args.out):
         print(path)
     return 0
@@ -154,6 +189,7 @@ def _cmd_sampling_bench(args) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="effmarl", description=__doc__)
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="run one training run from a run configuration (or several seeds of one "
@@ -226,14 +262,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: BaseException) -> str:
+    """An unexpected error as one line: an OSError names its file; anything else its type and message."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        where = f"{exc.filename}: " if exc.filename else ""
+        if exc.errno == errno.ENOSPC:
+            return f"{where}no space left on device (the disk is full); free space and run the command again"
+        return f"{where}{exc.strerror or exc}"
+    text = " ".join(str(exc).split())
+    if "PytorchStreamWriter failed" in text or "No space left" in text:
+        return f"writing failed, is the disk full? ({text[:200]})"
+    return f"{type(exc).__name__}: {text[:300]}"
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Dispatch to the subcommand; every error is one line on stderr and an exit status != 0
+    (2: bad input, 3: diverged, 128 + signal: stopped by a signal, 1: anything else); --debug re-raises."""
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except ConfigError as exc:
+        if args.debug:
+            raise
         for line in exc.lines:
             print(f"effmarl: {exc.source}: {line}", file=sys.stderr)
         return 2
+    except RunStopped as exc:
+        if args.debug:
+            raise
+        print(f"effmarl: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        if args.debug:
+            raise
+        print("effmarl: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"effmarl: {_one_line(exc)} (effmarl --debug {args.command} ... shows the traceback)",
+              file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

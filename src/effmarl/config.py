@@ -2,14 +2,22 @@
 
 Validation fills the schema's defaults in place, so the schema is the one place defaults live, and
 reports every problem as one line naming the field and what is allowed, before any compute starts.
+Stricter than plain JSON Schema where plain is wrong for us: `number` is a finite number (JSON Schema's
+bounds are false for NaN, so NaN would pass any bound), `integer` is an int (3.0 is not), a boolean is
+neither, and a YAML mapping with a repeated key is an error (YAML would keep the last one silently).
+A run's cross-field checks (one algorithm's fields against another's) run inside `validate`, so
+`effmarl validate`, the workflow's profile expansion and `effmarl train` accept exactly the same runs.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import importlib
 import itertools
 import json
+import math
+import re
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,9 +42,24 @@ def schema() -> dict:
     return yaml.safe_load(text)
 
 
+def _is_integer(checker, instance) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _is_number(checker, instance) -> bool:
+    if isinstance(instance, bool):
+        return False
+    return isinstance(instance, int) or (isinstance(instance, float) and math.isfinite(instance))
+
+
+TYPE_CHECKER = jsonschema.Draft202012Validator.TYPE_CHECKER.redefine_many(
+    {"integer": _is_integer, "number": _is_number})
+
+
+@cache
 def _validator_with_defaults():
     """A Draft 2020-12 validator that also writes each property's `default` into the instance."""
-    base = jsonschema.Draft202012Validator
+    base = jsonschema.validators.extend(jsonschema.Draft202012Validator, type_checker=TYPE_CHECKER)
     validate_properties = base.VALIDATORS["properties"]
 
     def set_defaults(validator, properties, instance, subschema):
@@ -59,7 +82,7 @@ def _describe(error: jsonschema.ValidationError) -> str:
     kind, subschema = error.validator, error.schema
     if kind == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(subschema.get("properties", {}))
-        extra = sorted(set(error.instance) - set(allowed))
+        extra = sorted(set(error.instance) - set(allowed), key=repr)
         where = _field(error.absolute_path)
         return f"field '{where}': unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {', '.join(allowed)}"
     if kind == "required":
@@ -72,6 +95,16 @@ def _describe(error: jsonschema.ValidationError) -> str:
         )
     if kind == "const":
         return f"field '{_field(error.absolute_path)}': must be {subschema['const']!r}, got {error.instance!r}"
+    if kind == "type":
+        wanted = subschema["type"] if isinstance(subschema["type"], list) else [subschema["type"]]
+        words = {"number": "a finite number", "integer": "an integer"}
+        got = error.instance
+        got = f"{got!r} ({type(got).__name__})" if not isinstance(got, dict | list) else type(got).__name__
+        return f"field '{_field(error.absolute_path)}': must be {' or '.join(words.get(w, w) for w in wanted)}, " \
+               f"got {got}"
+    if kind in ("maximum", "exclusiveMaximum"):
+        return f"field '{_field(error.absolute_path)}': {error.instance!r} is above the upper bound " \
+               f"{subschema[kind]} ({'inclusive' if kind == 'maximum' else 'exclusive'})"
     return f"field '{_field(error.absolute_path)}': {error.message}"
 
 
@@ -89,17 +122,87 @@ def validate(instance: dict, *, part: str = "workflow", source: str = "config") 
     lines = list(dict.fromkeys(_describe(e) for e in errors))
     if lines:
         raise ConfigError(lines, source)
+    if part == "run":
+        cross_checks(instance, source)
     return instance
+
+
+# algo -> "module:function" of its cross-field checks (imported only when such a run is validated)
+CROSS_CHECKS = {
+    "maddpg": "effmarl.config:offpolicy_checks",
+    "masac": "effmarl.config:offpolicy_checks",
+    "qmix": "effmarl.algos.qmix:check_config",
+    "ow_qmix": "effmarl.algos.qmix:check_config",
+    "res_qmix": "effmarl.algos.qmix:check_config",
+}
+
+
+def cross_checks(cfg: dict, source: str = "config") -> None:
+    """The checks the schema cannot express, for a schema-valid run; ConfigError lines name the fields."""
+    target = CROSS_CHECKS.get(cfg["algo"])
+    if target is None:
+        return
+    module, func = target.split(":")
+    try:
+        getattr(importlib.import_module(module), func)(cfg)
+    except ConfigError as exc:
+        raise ConfigError(exc.lines, source) from None
+
+
+def offpolicy_checks(cfg: dict) -> None:
+    """Cross-field checks of paper 1's off-policy loop (MADDPG, MASAC)."""
+    off, replay, lines = cfg["offpolicy"], cfg["replay"], []
+    if off["batch_size"] > replay["buffer_size"]:
+        lines.append(f"field 'offpolicy.batch_size': {off['batch_size']} exceeds replay.buffer_size "
+                     f"{replay['buffer_size']}")
+    if off["warmup"] > replay["buffer_size"]:
+        lines.append(f"field 'offpolicy.warmup': {off['warmup']} exceeds replay.buffer_size "
+                     f"{replay['buffer_size']}, so no update would ever run")
+    if replay["sampler"] == "neighbor" and replay["neighbor_k"] > off["batch_size"]:
+        lines.append(f"field 'replay.neighbor_k': {replay['neighbor_k']} exceeds offpolicy.batch_size "
+                     f"{off['batch_size']}")
+    if lines:
+        raise ConfigError(lines, f"run {cfg['study']}")
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with a repeated key."""
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # an unhashable key: the base class reports it
+                break
+            if duplicate:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r} (YAML would keep only the last one)", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def parse_yaml(text: str, source: str) -> Any:
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"not valid YAML: {' '.join(str(exc).split())}"], source) from None
 
 
 def load_yaml(path: str | Path) -> Any:
     path = Path(path)
     try:
-        return yaml.safe_load(path.read_text())
+        text = path.read_text()
     except FileNotFoundError:
-        raise ConfigError([f"no such file: {path}"], str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ConfigError([f"not valid YAML: {' '.join(str(exc).split())}"], str(path)) from None
+        raise ConfigError(["no such file"], str(path)) from None
+    except IsADirectoryError:
+        raise ConfigError(["is a directory, not a YAML file"], str(path)) from None
+    except UnicodeDecodeError:
+        raise ConfigError(["not a text file (not UTF-8), so not YAML"], str(path)) from None
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], str(path)) from None
+    return parse_yaml(text, str(path))
 
 
 def load_run_config(path: str | Path) -> dict:
@@ -123,11 +226,30 @@ def set_dotted(cfg: dict, dotted: str, value: Any) -> None:
     node[leaf] = copy.deepcopy(value)
 
 
+def _short_hash(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode()).hexdigest()[:6]
+
+
+def _id_value(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "x".join(_id_value(v) for v in value) or "empty"
+    if isinstance(value, dict):
+        return "h" + _short_hash(value)
+    text = str(value)
+    if re.fullmatch(r"[A-Za-z0-9.+-]+", text):
+        return text
+    return re.sub(r"[^A-Za-z0-9.+-]+", "-", text).strip("-") + "-h" + _short_hash(value)
+
+
 def run_id(point: dict[str, Any]) -> str:
-    """A readable run id from grid values, e.g. {"env.n_agents": 3, "seed": 0} -> "n_agents-3_seed-0"."""
+    """A readable run id from grid values, e.g. {"env.n_agents": 3, "seed": 0} -> "n_agents-3_seed-0".
+
+    Lists join with x ([64, 64] -> 64x64); any other character that is not safe in a file name or a
+    Snakemake wildcard becomes '-' plus a short hash of the value, so ids stay distinct.
+    """
     if not point:
         return "run"
-    return "_".join(f"{key.split('.')[-1]}-{value}" for key, value in point.items())
+    return "_".join(f"{key.split('.')[-1]}-{_id_value(value)}" for key, value in point.items())
 
 
 def expand_study(name: str, study: dict, profile: str) -> dict[str, dict]:

@@ -1,5 +1,7 @@
 """Atomic output: every file is written to a temporary sibling and renamed into place, so a killed job
-never leaves a half-written file that looks complete."""
+never leaves a half-written file that looks complete. Files get the mode the umask allows (0666 & ~umask),
+as `open()` would give them, not mkstemp's 0600; a temporary file a kill leaves behind is named
+`.<name>.<random>.tmp` so that `effmarl.harness.remove_strays` can find it."""
 
 from __future__ import annotations
 
@@ -10,6 +12,12 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 @contextlib.contextmanager
@@ -24,6 +32,7 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp_path
         with open(tmp_path, "rb+") as handle:
             os.fsync(handle.fileno())
+        os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     finally:
         tmp_path.unlink(missing_ok=True)

@@ -10,22 +10,23 @@ Per environment step, written as the phases paper 1 profiles:
 storage does N·N per-agent-buffer gathers per round) or `shared` (one batch per round for all agents).
 
 The whole run state — networks, optimisers, RNG states, replay storage, counters, metrics and phase rows so
-far — is a `TrainState`, saved atomically to `rundir.checkpoint_dir` every `offpolicy.checkpoint_every`
-episodes and restored when a run starts and finds one.
+far — is a `TrainState`; the run harness (effmarl.harness) saves it with a checksum every
+`offpolicy.checkpoint_every` episodes and when SIGTERM/SIGINT arrives (then stops), restores it when a run
+starts and finds one, and stops the run if an update round leaves a NaN/Inf in the learner's parameters.
 """
 
 from __future__ import annotations
 
-import copy
 import random
+import time
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
 import torch
 
-from effmarl import io
-from effmarl.config import ConfigError
+from effmarl import harness
+from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import Batch, Storage, make_sampler, make_storage
@@ -33,7 +34,6 @@ from effmarl.runs import RunDir
 
 UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
 LOOP_PHASES = ("action_selection", "env_step", "buffer_add", "update_all_trainers")
-CHECKPOINT_FILE = "state.pt"
 
 
 class Learner(Protocol):
@@ -50,38 +50,12 @@ class Learner(Protocol):
     def load_state_dict(self, state: dict) -> None: ...
 
 
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ConfigError(["field 'device': 'cuda' requested but torch sees no CUDA GPU"], "run")
-    return torch.device(name)
+resolve_device = harness.resolve_device
 
 
 def check_config(cfg: dict) -> None:
-    """Cross-field checks the schema cannot express; they run before any compute."""
-    off, replay, lines = cfg["offpolicy"], cfg["replay"], []
-    if off["batch_size"] > replay["buffer_size"]:
-        lines.append(f"field 'offpolicy.batch_size': {off['batch_size']} exceeds replay.buffer_size "
-                     f"{replay['buffer_size']}")
-    if off["warmup"] > replay["buffer_size"]:
-        lines.append(f"field 'offpolicy.warmup': {off['warmup']} exceeds replay.buffer_size "
-                     f"{replay['buffer_size']}, so no update would ever run")
-    if off["warmup"] < 1:
-        lines.append("field 'offpolicy.warmup': must be >= 1 (a batch needs stored transitions)")
-    if replay["sampler"] == "neighbor" and replay["neighbor_k"] > off["batch_size"]:
-        lines.append(f"field 'replay.neighbor_k': {replay['neighbor_k']} exceeds offpolicy.batch_size "
-                     f"{off['batch_size']}")
-    if lines:
-        raise ConfigError(lines, f"run {cfg['study']}")
-
-
-def _resume_key(cfg: dict) -> dict:
-    """The part of a config a checkpoint must match to be resumed (budget and threads may change)."""
-    key = copy.deepcopy(cfg)
-    for name in ("budget", "threads", "profile"):
-        key.pop(name, None)
-    return key
+    """Cross-field checks the schema cannot express (effmarl.config runs them inside `validate` too)."""
+    offpolicy_checks(cfg)
 
 
 @dataclass
@@ -97,9 +71,8 @@ class TrainState:
     metrics: list[dict] = field(default_factory=list)
     phases: list[dict] = field(default_factory=list)
 
-    def state_dict(self, cfg: dict) -> dict:
+    def state_dict(self) -> dict:
         return {
-            "config": _resume_key(cfg),
             "learner": self.learner.state_dict(),
             "storage": self.storage.state_dict(),
             "rng": {"sampler": self.rng.bit_generator.state, "torch": torch.get_rng_state(),
@@ -110,10 +83,7 @@ class TrainState:
             "phases": self.phases,
         }
 
-    def load_state_dict(self, state: dict, cfg: dict) -> None:
-        if state["config"] != _resume_key(cfg):
-            raise ConfigError(["the checkpoint in this run directory was made with a different configuration; "
-                               "delete its checkpoint/ to start afresh"], "resume")
+    def load_state_dict(self, state: dict) -> None:
         self.learner.load_state_dict(state["learner"])
         self.storage.load_state_dict(state["storage"])
         rng = state["rng"]
@@ -127,17 +97,6 @@ class TrainState:
         self.episode, self.env_steps, self.update_rounds = (counters["episode"], counters["env_steps"],
                                                             counters["update_rounds"])
         self.metrics, self.phases = list(state["metrics"]), list(state["phases"])
-
-    def save(self, rundir: RunDir, cfg: dict) -> None:
-        io.write_with(rundir.checkpoint_dir / CHECKPOINT_FILE, lambda tmp: torch.save(self.state_dict(cfg), tmp))
-
-    def restore(self, rundir: RunDir, cfg: dict) -> bool:
-        """Load the run directory's checkpoint if there is one (atomic writes: present means complete)."""
-        path = rundir.checkpoint_dir / CHECKPOINT_FILE
-        if not path.exists():
-            return False
-        self.load_state_dict(torch.load(path, weights_only=False), cfg)
-        return True
 
 
 def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, trained: list[int],
@@ -157,7 +116,14 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     """Run `cfg` with the learner built by `make_learner(cfg, spec, device)`; writes metrics and phases."""
     check_config(cfg)
     off, replay = cfg["offpolicy"], cfg["replay"]
-    device = resolve_device(cfg["device"])
+    run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
+                      unit="episodes")
+    with run:
+        return _loop(cfg, rundir, make_learner, run, off, replay)
+
+
+def _loop(cfg: dict, rundir: RunDir, make_learner, run: harness.Run, off: dict, replay: dict) -> TrainState:
+    device = run.device
     env = make_env(cfg["env"])
     spec: EnvSpec = env.spec
     n = spec.n_agents
@@ -165,14 +131,14 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     state = TrainState(
         learner=make_learner(cfg, spec, device),
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
-        rng=np.random.default_rng([cfg["seed"], 1]),
+        rng=harness.stream_rng(cfg["seed"], 1),
     )
-    resumed_from = state.episode if state.restore(rundir, cfg) else None
+    resumed_from = run.restore(state)
     sampler = make_sampler(replay)
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
     while state.episode < cfg["budget"]["episodes"]:
         episode = state.episode
-        step = env.reset(seed=cfg["seed"] * 100_003 + episode)
+        step = env.reset(seed=harness.episode_seed(cfg["seed"], episode))
         obs = [o[0] for o in step.obs]
         returns = np.zeros(n)
         done = False
@@ -191,16 +157,22 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
             if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
                 with timer.phase("update_all_trainers"):
                     update_round(state, sampler, off["batch_size"], replay["batch_mode"], trained, timer)
+                # outside the timed phases: NaN/Inf parameters stop the run before they reach a checkpoint
+                harness.guard_finite("update_all_trainers", state.env_steps,
+                                     getattr(state.learner, "modules", state.learner.state_dict)())
         state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
                            "env_steps": state.env_steps, "update_rounds": state.update_rounds}
                           for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
         state.episode += 1
         every = off["checkpoint_every"]
-        if every and state.episode % every == 0:
-            with timer.phase("checkpoint"):
-                state.phases += timer.snapshot(episode=episode)
-                state.save(rundir, cfg)
+        periodic = bool(every) and state.episode % every == 0
         state.phases += timer.snapshot(episode=episode)
+        if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
+            state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"), "calls": 1})
+        start = time.perf_counter()
+        run.checkpoint_due(state, state.episode, periodic)  # a signal's save adds no row: counts stay equal
+        if periodic:
+            state.phases[-1] = {**state.phases[-1], "seconds": time.perf_counter() - start}
     env.close()
     rundir.write_table("metrics", state.metrics)
     rundir.write_table("phases", state.phases)

@@ -19,10 +19,11 @@ from effmarl.algos.qmix.accounting import accounting
 from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import build_networks, tiny_hyper
-from effmarl.algos.qmix.run import SeedRun, run, run_lockstep
+from effmarl.algos.qmix.run import SeedRun, check_lockstep, run, run_lockstep
 from effmarl.algos.qmix.runner import select_actions
 from effmarl.algos.qmix.settings import check_config, effective_schedule, target_kind
 from effmarl.sparse.mast import mast_components
 
-__all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "effective_schedule",
-           "mast_components", "run", "run_lockstep", "select_actions", "target_kind", "tiny_hyper"]
+__all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "check_lockstep",
+           "effective_schedule", "mast_components", "run", "run_lockstep", "select_actions", "target_kind",
+           "tiny_hyper"]

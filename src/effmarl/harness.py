@@ -1,0 +1,376 @@
+"""One run harness for every training stack: run state on disk, resume key, device, seeds, signals, guard.
+
+What a stack (the off-policy loop of paper 1, the QMIX family of paper 2) provides:
+  - a run state: one object with `state_dict() -> dict` (tensors, numpy arrays, plain Python) and
+    `load_state_dict(dict)` that together restore the run bit for bit (networks, optimisers, RNG states,
+    replay storage, counters, metrics and phase rows so far — everything written at the end);
+  - a progress count in its budget unit (`episodes` or `env_steps`) and the budget field's name and value;
+  - safe points in its loop (end of an episode or of a collection round) where it calls `Run.checkpoint_due`.
+What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=...)`):
+  - `run.device` (`resolve_device`: `auto` picks cuda when present; `cuda` without a GPU is a one-line
+    ConfigError, raised before the run directory exists because `train` resolves it first);
+  - `run.restore(state)`: loads the run directory's checkpoint into `state` if there is one and returns its
+    progress (else None). The checkpoint is refused — never loaded, never overwritten — with a one-line
+    `CheckpointError` naming the file and how to start afresh when its checksum, format version or manifest
+    do not check out, when it was made with another configuration (the resume key: the config without
+    budget, threads and profile, which may change), or when its progress is past the budget;
+  - `run.save(state, progress)`: the payload (torch.save) is written atomically under a new name, then the
+    manifest (format version, payload name, sha256, progress, resume key, its own checksum) is written
+    atomically: the manifest's rename is the commit, so a kill at any moment leaves the previous
+    checkpoint or the new one, never a mix; the previous payload is removed after the commit;
+  - `run.checkpoint_due(state, progress, periodic)`: saves when `periodic` or when SIGTERM/SIGINT arrived
+    since the last safe point, then raises `Interrupted` (exit 128 + signal, one line) in the latter case;
+    a second signal stops at once (the last checkpoint stays valid);
+  - on start, stray temporary files of writes killed earlier (and payloads no manifest names) are removed;
+  - `guard_finite(phase, step, tree)` / `check_value(phase, step, name, value)`: a NaN/Inf in parameters,
+    a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
+    kept because nothing is saved after it;
+  - seeds: `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy
+    Generator per purpose) and `episode_seed(seed, index)` (environment reset seeds); one derivation for all.
+Errors reach the command line as one line: `ConfigError` (and `CheckpointError`) -> exit 2, `RunStopped`
+subclasses -> their `exit_code`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+import signal
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from effmarl import io
+from effmarl.config import ConfigError
+
+FORMAT_VERSION = 1
+MANIFEST = "checkpoint.json"
+PAYLOAD_RE = re.compile(r"^state-\d+\.pt$")
+TMP_RE = re.compile(r"^\..+\.[A-Za-z0-9_]+\.tmp$")  # io.atomic_path's temporary names
+NOT_RESUME_KEY = ("budget", "threads", "profile")
+
+
+class CheckpointError(ConfigError):
+    """A checkpoint that cannot be resumed; the message names the file and how to start afresh."""
+
+    def __init__(self, path: Path, problem: str, directory: Path):
+        super().__init__([f"{problem}; it was not loaded and is left as it is; to start this run afresh, "
+                          f"delete {directory}"], str(path))
+
+
+class RunStopped(Exception):
+    """A run that stopped before its budget; `str()` is the one-line message, `exit_code` the exit status."""
+
+    exit_code = 1
+
+
+class Interrupted(RunStopped):
+    def __init__(self, signum: int, message: str):
+        super().__init__(message)
+        self.exit_code = 128 + signum
+
+
+class Diverged(RunStopped):
+    exit_code = 3
+
+
+# ---------------------------------------------------------------- device and seeds
+def resolve_device(name: str):
+    import torch
+
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError(["field 'device': 'cuda' requested but torch sees no CUDA GPU; use cpu or auto"], "run")
+    return torch.device(name)
+
+
+def seed_everything(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def stream_rng(seed: int, stream: int) -> np.random.Generator:
+    """An independent generator for one purpose (stream 1: the replay sampler's index draws)."""
+    return np.random.default_rng([seed, stream])
+
+
+def episode_seed(seed: int, index: int) -> int:
+    """The environment reset seed of episode (or collection round) `index`."""
+    return seed * 100_003 + index
+
+
+# ---------------------------------------------------------------- resume key
+def resume_key(cfg: dict) -> dict:
+    """The part of a config a checkpoint must match: everything but budget, threads and profile."""
+    key = {k: v for k, v in cfg.items() if k not in NOT_RESUME_KEY}
+    return json.loads(json.dumps(key, sort_keys=True, default=str))
+
+
+def _flatten(obj: Any, prefix: str = "") -> dict[str, Any]:
+    if isinstance(obj, dict) and obj:
+        out: dict[str, Any] = {}
+        for k, v in obj.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: obj}
+
+
+def key_differences(old: dict, new: dict) -> list[str]:
+    a, b = _flatten(old), _flatten(new)
+    return sorted(k for k in set(a) | set(b) if a.get(k, "<absent>") != b.get(k, "<absent>"))
+
+
+# ---------------------------------------------------------------- checkpoint store
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _manifest_digest(manifest: dict) -> str:
+    body = {k: v for k, v in manifest.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+
+
+def remove_strays(directory: Path) -> list[Path]:
+    """Remove temporary files of killed atomic writes in `directory` (not recursive)."""
+    removed = []
+    if directory.is_dir():
+        for p in directory.iterdir():
+            if p.is_file() and TMP_RE.match(p.name):
+                p.unlink(missing_ok=True)
+                removed.append(p)
+    return removed
+
+
+class CheckpointStore:
+    """checkpoint/checkpoint.json (the manifest, the commit point) + checkpoint/state-<seq>.pt (the payload)."""
+
+    def __init__(self, directory: str | Path):
+        self.dir = Path(directory)
+        self.manifest_path = self.dir / MANIFEST
+
+    def _refuse(self, path: Path, problem: str) -> CheckpointError:
+        return CheckpointError(path, problem, self.dir)
+
+    def clean(self) -> list[Path]:
+        """Remove stray temporary files and payloads no manifest names (a kill between payload and commit)."""
+        removed = remove_strays(self.dir)
+        if not self.dir.is_dir():
+            return removed
+        named = None
+        if self.manifest_path.exists():
+            try:
+                named = json.loads(self.manifest_path.read_text()).get("file")
+            except (ValueError, OSError, AttributeError):
+                return removed  # a broken manifest: touch nothing, read_manifest refuses it
+        for p in self.dir.iterdir():
+            if PAYLOAD_RE.match(p.name) and p.name != named:
+                p.unlink(missing_ok=True)
+                removed.append(p)
+        return removed
+
+    def read_manifest(self) -> dict | None:
+        if not self.manifest_path.exists():
+            legacy = self.dir / "state.pt"
+            if legacy.exists():
+                raise self._refuse(legacy, "checkpoint without a checksum manifest (written by an older effmarl)")
+            return None
+        try:
+            manifest = json.loads(self.manifest_path.read_text())
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise self._refuse(self.manifest_path, f"corrupted checkpoint manifest ({exc.__class__.__name__})") \
+                from None
+        if not isinstance(manifest, dict) or manifest.get("manifest_sha256") != _manifest_digest(manifest):
+            raise self._refuse(self.manifest_path, "corrupted checkpoint manifest (its checksum does not match)")
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise self._refuse(self.manifest_path, f"checkpoint format version {manifest.get('format_version')!r}, "
+                               f"this effmarl reads version {FORMAT_VERSION}")
+        return manifest
+
+    def check(self, key: dict, budget_field: str, budget: int) -> dict | None:
+        """The manifest of a checkpoint that may be resumed (matching `key`, within `budget`, payload intact),
+        or None if there is none; cheap next to building a run, so it runs before anything is built."""
+        manifest = self.read_manifest()
+        if manifest is None:
+            return None
+        diff = key_differences(manifest["resume_key"], key)
+        if diff:
+            raise self._refuse(self.manifest_path, "checkpoint made with a different configuration (fields "
+                               f"{', '.join(diff[:6])}{' …' if len(diff) > 6 else ''} differ; only budget, "
+                               "threads and profile may change)")
+        progress = manifest["progress"]
+        if progress > budget:
+            raise self._refuse(self.manifest_path, f"checkpoint is at {progress} {manifest['unit']}, past "
+                               f"{budget_field} {budget} (a budget of at least {progress} resumes it)")
+        payload = self.dir / manifest["file"]
+        if not payload.exists():
+            raise self._refuse(payload, "checkpoint payload missing")
+        if _sha256(payload) != manifest["sha256"]:
+            raise self._refuse(payload, "corrupted checkpoint (its sha256 does not match the manifest)")
+        return manifest
+
+    def load(self, key: dict, budget_field: str, budget: int) -> tuple[dict, int] | None:
+        """(payload, progress) of a verified checkpoint matching `key` within `budget`, or None if none."""
+        manifest = self.check(key, budget_field, budget)
+        return None if manifest is None else (self.read_payload(manifest), manifest["progress"])
+
+    def read_payload(self, manifest: dict) -> dict:
+        """The payload of a manifest `check` has verified."""
+        import torch
+
+        payload = self.dir / manifest["file"]
+        try:
+            return torch.load(payload, weights_only=False)
+        except Exception as exc:  # a file that checks out but does not unpickle: another writer's format
+            raise self._refuse(payload, f"unreadable checkpoint ({exc.__class__.__name__})") from None
+
+    def save(self, state: dict, key: dict, progress: int, unit: str) -> Path:
+        import torch
+
+        previous = self.read_manifest()
+        seq = (previous["sequence"] + 1) if previous else 0
+        payload = self.dir / f"state-{seq:09d}.pt"
+        digest: dict[str, str] = {}
+
+        def write(tmp: Path) -> None:
+            torch.save(state, tmp)
+            digest["sha256"] = _sha256(tmp)
+
+        io.write_with(payload, write)
+        manifest = {"format_version": FORMAT_VERSION, "sequence": seq, "file": payload.name,
+                    "sha256": digest["sha256"], "bytes": payload.stat().st_size, "progress": int(progress),
+                    "unit": unit, "resume_key": key}
+        manifest["manifest_sha256"] = _manifest_digest(manifest)
+        io.write_json(self.manifest_path, manifest)  # the commit
+        if previous and previous["file"] != payload.name:
+            (self.dir / previous["file"]).unlink(missing_ok=True)
+        return payload
+
+
+# ---------------------------------------------------------------- signals
+class StopSignals:
+    """While active, SIGTERM/SIGINT only set `signum`; the loop acts on it at its next safe point.
+    A second signal raises `Interrupted` at once. Handlers are installed only in the main thread."""
+
+    SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+    def __init__(self):
+        self.signum: int | None = None
+        self._old: dict[int, Any] = {}
+
+    def _handle(self, signum, frame):
+        if self.signum is not None:
+            raise Interrupted(signum, f"stopped by {signal.Signals(signum).name} (second signal) before the "
+                              "next safe point; the last checkpoint is kept — run the same command to resume")
+        self.signum = signum
+
+    def __enter__(self) -> StopSignals:
+        if threading.current_thread() is threading.main_thread():
+            for s in self.SIGNALS:
+                self._old[s] = signal.signal(s, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for s, old in self._old.items():
+            signal.signal(s, old)
+        self._old.clear()
+
+
+# ---------------------------------------------------------------- divergence guard
+def _walk(tree: Any, prefix: str):
+    import torch
+
+    if isinstance(tree, torch.nn.Module):
+        for name, p in tree.named_parameters():
+            yield f"{prefix}.{name}", p
+    elif isinstance(tree, torch.Tensor):
+        if tree.is_floating_point():
+            yield prefix, tree
+    elif isinstance(tree, dict):
+        for k, v in tree.items():
+            yield from _walk(v, f"{prefix}.{k}" if prefix else str(k))
+    elif isinstance(tree, list | tuple):
+        for i, v in enumerate(tree):
+            yield from _walk(v, f"{prefix}.{i}" if prefix else str(i))
+
+
+def guard_finite(phase: str, step: int, tree: Any) -> None:
+    """Raise `Diverged` if any floating tensor / module parameter in `tree` holds a NaN or an Inf."""
+    import torch
+
+    named = list(_walk(tree, ""))
+    if not named:
+        return
+    with torch.no_grad():
+        total = torch.stack([t.detach().float().sum() for _, t in named]).sum()
+        if torch.isfinite(total):
+            return
+        for name, t in named:
+            bad = ~torch.isfinite(t.detach())
+            if bad.any():
+                value = t.detach()[bad].flatten()[0].item()
+                raise Diverged(f"diverged in phase {phase} at step {step}: parameter {name} holds {value} "
+                               f"({int(bad.sum())} non-finite values); the last good checkpoint is kept")
+    raise Diverged(f"diverged in phase {phase} at step {step}: the parameters' sum is {total.item()}")
+
+
+def check_value(phase: str, step: int, name: str, value) -> None:
+    """Raise `Diverged` if a loss or a gradient norm is NaN or infinite (one .item(): a GPU sync)."""
+    v = float(value.item() if hasattr(value, "item") else value)
+    if not np.isfinite(v):
+        raise Diverged(f"diverged in phase {phase} at step {step}: {name} is {v}; the last good checkpoint is kept")
+
+
+# ---------------------------------------------------------------- the run
+class Run:
+    """One run's harness; see the module docstring."""
+
+    def __init__(self, cfg: dict, rundir, *, budget_field: str, budget: int, unit: str):
+        self.cfg, self.rundir = cfg, rundir
+        self.budget_field, self.budget, self.unit = budget_field, budget, unit
+        self.device = resolve_device(cfg["device"])
+        self.store = CheckpointStore(rundir.checkpoint_dir)
+        self.key = resume_key(cfg)
+        self.removed = remove_strays(Path(rundir.path)) + self.store.clean()
+        self.manifest = self.store.check(self.key, budget_field, budget)  # refused before the run is built
+        self.signals = StopSignals()
+
+    def __enter__(self) -> Run:
+        self.signals.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.signals.__exit__(*exc)
+
+    def restore(self, state) -> int | None:
+        if self.manifest is None:
+            return None
+        state.load_state_dict(self.store.read_payload(self.manifest))
+        return self.manifest["progress"]
+
+    def save(self, state, progress: int) -> None:
+        self.store.save(state.state_dict(), self.key, progress, self.unit)
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.signals.signum is not None
+
+    def checkpoint_due(self, state, progress: int, periodic: bool) -> None:
+        """At a safe point: save if `periodic` or a stop was requested; then stop if requested."""
+        if periodic or self.stop_requested:
+            self.save(state, progress)
+        if self.stop_requested:
+            name = signal.Signals(self.signals.signum).name
+            raise Interrupted(self.signals.signum, f"stopped by {name} at {progress} {self.unit}; run state saved "
+                              f"in {self.store.dir} — run the same command again to resume")

@@ -1,0 +1,224 @@
+"""The run harness on its own: checkpoint integrity, resume key, strays, signals, divergence guard, device."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import stat
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+from effmarl import harness, io
+from effmarl.config import ConfigError
+
+KEY = {"algo": "maddpg", "seed": 1, "offpolicy": {"lr": 0.01}}
+
+
+def payload(x: float = 1.0) -> dict:
+    return {"w": torch.full((64, 64), x), "step": 7, "rng": np.random.default_rng(0).bit_generator.state}
+
+
+def saved(tmp_path, progress: int = 4, x: float = 1.0) -> harness.CheckpointStore:
+    store = harness.CheckpointStore(tmp_path / "checkpoint")
+    store.save(payload(x), KEY, progress, "episodes")
+    return store
+
+
+def test_save_then_load_returns_the_same_state_and_progress(tmp_path):
+    store = saved(tmp_path)
+    state, progress = store.load(KEY, "budget.episodes", 10)
+    assert progress == 4 and state["step"] == 7 and torch.equal(state["w"], payload()["w"])
+    manifest = json.loads(store.manifest_path.read_text())
+    assert manifest["format_version"] == harness.FORMAT_VERSION and len(manifest["sha256"]) == 64
+    assert sorted(p.name for p in store.dir.iterdir()) == ["checkpoint.json", manifest["file"]]
+
+
+def test_a_second_save_replaces_the_first_and_removes_its_payload(tmp_path):
+    store = saved(tmp_path, progress=2)
+    first = json.loads(store.manifest_path.read_text())["file"]
+    store.save(payload(2.0), KEY, 4, "episodes")
+    state, progress = store.load(KEY, "budget.episodes", 10)
+    assert progress == 4 and float(state["w"][0, 0]) == 2.0
+    assert not (store.dir / first).exists() and len(list(store.dir.iterdir())) == 2
+
+
+def flip(path, offset_from_end: int = 4096, n: int = 16) -> bytes:
+    data = bytearray(path.read_bytes())
+    at = len(data) - offset_from_end
+    data[at:at + n] = bytes(b ^ 0xFF for b in data[at:at + n])
+    path.write_bytes(bytes(data))
+    return bytes(data)
+
+
+def test_flipped_bytes_in_the_tensor_data_are_refused_naming_the_file(tmp_path):
+    store = saved(tmp_path)
+    file = store.dir / json.loads(store.manifest_path.read_text())["file"]
+    # inside the 64x64 float tensor's bytes (the zip's data record, well before its directory at the end)
+    corrupted = flip(file, offset_from_end=file.stat().st_size // 2)
+    assert torch.load(file, weights_only=False)["step"] == 7  # torch alone would load it silently
+    with pytest.raises(ConfigError) as err:
+        store.load(KEY, "budget.episodes", 10)
+    (line,) = err.value.lines
+    assert err.value.source == str(file) and "sha256 does not match" in line and f"delete {store.dir}" in line
+    assert file.read_bytes() == corrupted  # never overwritten, never removed
+    store.clean()
+    assert file.read_bytes() == corrupted
+
+
+@pytest.mark.parametrize("edit,expected", [
+    (lambda m: {**m, "progress": 1}, r"manifest \(its checksum does not match\)"),
+    (lambda m: {**m, "format_version": 99}, None),  # recomputed digest: refused by the version check
+])
+def test_a_tampered_or_newer_manifest_is_refused(tmp_path, edit, expected):
+    store = saved(tmp_path)
+    m = edit(json.loads(store.manifest_path.read_text()))
+    if expected is None:
+        m["manifest_sha256"] = harness._manifest_digest(m)
+        expected = "format version 99"
+    store.manifest_path.write_text(json.dumps(m))
+    with pytest.raises(ConfigError, match=expected):
+        store.load(KEY, "budget.episodes", 10)
+
+
+def test_a_truncated_manifest_is_refused(tmp_path):
+    store = saved(tmp_path)
+    store.manifest_path.write_text(store.manifest_path.read_text()[:40])
+    with pytest.raises(ConfigError, match="corrupted checkpoint manifest"):
+        store.load(KEY, "budget.episodes", 10)
+
+
+def test_a_checkpoint_without_manifest_from_an_older_version_is_refused(tmp_path):
+    (tmp_path / "checkpoint").mkdir()
+    torch.save({"x": 1}, tmp_path / "checkpoint" / "state.pt")
+    with pytest.raises(ConfigError, match="without a checksum manifest"):
+        harness.CheckpointStore(tmp_path / "checkpoint").load(KEY, "budget.episodes", 10)
+
+
+def test_resume_key_lets_budget_threads_profile_change_and_names_other_fields():
+    cfg = {"algo": "maddpg", "seed": 1, "budget": {"episodes": 4}, "threads": 1, "profile": "smoke",
+           "offpolicy": {"lr": 0.01, "gamma": 0.95}}
+    other = {**cfg, "budget": {"episodes": 9}, "threads": 2, "profile": "adhoc"}
+    assert harness.resume_key(cfg) == harness.resume_key(other)
+    changed = {**cfg, "seed": 2, "offpolicy": {"lr": 0.5, "gamma": 0.95}}
+    assert harness.key_differences(harness.resume_key(cfg), harness.resume_key(changed)) == ["offpolicy.lr", "seed"]
+
+
+def test_another_configuration_is_refused_listing_the_fields(tmp_path):
+    store = saved(tmp_path)
+    with pytest.raises(ConfigError, match=r"different configuration \(fields offpolicy.lr differ"):
+        store.load({**KEY, "offpolicy": {"lr": 0.5}}, "budget.episodes", 10)
+
+
+def test_a_checkpoint_past_a_lowered_budget_is_refused(tmp_path):
+    store = saved(tmp_path, progress=4)
+    with pytest.raises(ConfigError, match="past budget.episodes 3"):
+        store.load(KEY, "budget.episodes", 3)
+    assert store.load(KEY, "budget.episodes", 4)[1] == 4  # equal budget: resumes (and finishes at once)
+
+
+def test_a_kill_between_payload_and_manifest_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
+    store = saved(tmp_path, progress=2)
+
+    def killed(*a, **k):
+        raise KeyboardInterrupt("killed before the commit")
+
+    monkeypatch.setattr(io, "write_json", killed)
+    with pytest.raises(KeyboardInterrupt):
+        store.save(payload(3.0), KEY, 4, "episodes")
+    monkeypatch.undo()
+    assert len([p for p in store.dir.iterdir() if p.suffix == ".pt"]) == 2  # the new payload, uncommitted
+    removed = store.clean()
+    assert [p.name for p in removed] == ["state-000000001.pt"]
+    state, progress = store.load(KEY, "budget.episodes", 10)
+    assert progress == 2 and float(state["w"][0, 0]) == 1.0
+
+
+def test_stray_temporary_files_are_removed_and_nothing_else(tmp_path):
+    (tmp_path / ".metrics.parquet.abc123_x.tmp").write_text("half")
+    (tmp_path / "keep.tmp").write_text("not ours")
+    (tmp_path / "metrics.parquet").write_text("done")
+    removed = harness.remove_strays(tmp_path)
+    assert [p.name for p in removed] == [".metrics.parquet.abc123_x.tmp"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.tmp", "metrics.parquet"]
+
+
+def test_outputs_honour_the_umask(tmp_path):
+    old = os.umask(0o027)
+    try:
+        path = io.write_text(tmp_path / "a.txt", "x")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+
+
+class Counter:
+    def __init__(self):
+        self.value = torch.zeros(3)
+
+    def state_dict(self):
+        return {"value": self.value.clone()}
+
+    def load_state_dict(self, state):
+        self.value = state["value"]
+
+
+def make_run(tmp_path, **cfg):
+    rundir = SimpleNamespace(path=tmp_path, checkpoint_dir=tmp_path / "checkpoint")
+    return harness.Run({"device": "cpu", "seed": 0, **cfg}, rundir, budget_field="budget.episodes", budget=10,
+                       unit="episodes")
+
+
+def test_sigterm_is_held_until_the_safe_point_then_saves_and_stops(tmp_path):
+    state = Counter()
+    with make_run(tmp_path) as run:
+        run.checkpoint_due(state, 1, periodic=False)  # nothing requested, nothing saved
+        assert not (tmp_path / "checkpoint").exists()
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert run.stop_requested  # the process is still here: the handler only noted it
+        state.value += 5
+        with pytest.raises(harness.Interrupted) as err:
+            run.checkpoint_due(state, 2, periodic=False)
+    assert err.value.exit_code == 128 + signal.SIGTERM and "SIGTERM at 2 episodes" in str(err.value)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL or callable(signal.getsignal(signal.SIGTERM))
+    fresh = Counter()
+    assert make_run(tmp_path).restore(fresh) == 2 and torch.equal(fresh.value, torch.full((3,), 5.0))
+
+
+def test_a_second_signal_stops_at_once(tmp_path):
+    with make_run(tmp_path):
+        os.kill(os.getpid(), signal.SIGINT)
+        with pytest.raises(harness.Interrupted, match="second signal"):
+            os.kill(os.getpid(), signal.SIGINT)
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
+
+
+def test_guard_names_phase_step_parameter_and_value():
+    net = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.ReLU(), torch.nn.Linear(4, 2))
+    tree = {"actors": [net], "log_alpha": torch.zeros(1)}
+    harness.guard_finite("update_all_trainers", 100, tree)  # finite: passes
+    with torch.no_grad():
+        net[2].bias[1] = float("inf")
+    with pytest.raises(harness.Diverged) as err:
+        harness.guard_finite("update_all_trainers", 100, tree)
+    msg = str(err.value)
+    assert "phase update_all_trainers at step 100" in msg and "actors.0.2.bias holds inf" in msg
+    assert err.value.exit_code == 3
+    with pytest.raises(harness.Diverged, match="q_loss at step 7: critic loss is nan"):
+        harness.check_value("q_loss", 7, "critic loss", torch.tensor(float("nan")))
+    harness.check_value("q_loss", 7, "critic loss", 0.5)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_cuda_without_a_gpu_is_one_line_naming_the_field():
+    with pytest.raises(ConfigError, match="field 'device': 'cuda' requested but torch sees no CUDA GPU"):
+        harness.resolve_device("cuda")
+    assert harness.resolve_device("auto").type == "cpu"
+
+
+def test_seed_derivation_is_the_one_the_loops_used():
+    assert harness.episode_seed(3, 5) == 3 * 100_003 + 5
+    assert harness.stream_rng(7, 1).integers(1 << 30) == np.random.default_rng([7, 1]).integers(1 << 30)
