@@ -181,7 +181,7 @@ def test_resumed_run_equals_uninterrupted(method, tmp_path):
         cfg["mast"]["td_lambda"]["burn_in_fraction"] = 0.5
     train_to(cfg, tmp_path / "full")
     train_to(cfg, tmp_path / "crash", stop_after=50)
-    assert (tmp_path / "crash" / "checkpoint" / "state.pt").exists()
+    assert (tmp_path / "crash" / "checkpoint" / "checkpoint.json").exists()
     assert not (tmp_path / "crash" / "metrics.parquet").exists()
     train_to(cfg, tmp_path / "crash")  # resumes from the checkpoint
     (ma, wa), (mb, wb) = comparable(tmp_path / "full"), comparable(tmp_path / "crash")
@@ -203,7 +203,7 @@ def test_checkpoint_of_another_config_is_refused_and_a_budget_change_is_not(tmp_
     cfg = short_cfg("qmix")
     assert not qmix.run(copy.deepcopy(cfg), RunDir(tmp_path, cfg), stop_after=50)
     other = short_cfg("qmix", lr=0.001)
-    with pytest.raises(ConfigError, match="another configuration"):
+    with pytest.raises(ConfigError, match="different configuration"):
         qmix.run(other, RunDir(tmp_path, other))
     lower = copy.deepcopy(cfg)
     lower["budget"]["env_steps"] = 20  # below the steps already trained: refused, not silently exceeded

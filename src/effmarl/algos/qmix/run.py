@@ -19,21 +19,22 @@ from __future__ import annotations
 
 import copy
 import os
+import shutil
+import signal
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from effmarl import io
+from effmarl import harness, io
 from effmarl.algos.qmix.accounting import write_accounting
 from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
 from effmarl.algos.qmix.settings import REFERENCE_ENV_STEPS, check_config, effective_schedule, epsilon, target_kind
-from effmarl.config import ConfigError, config_hash
+from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
 from effmarl.replay.dual import DualReplay
@@ -44,20 +45,7 @@ from effmarl.sparse.mast import mast_components
 
 STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
          "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
-CAN_CHANGE_ON_RESUME = ("budget", "threads")
-
-
-def resume_key(cfg: dict) -> str:
-    """What a checkpoint must share with the config that resumes it: everything but the budget and threads."""
-    return config_hash({k: v for k, v in cfg.items() if k not in CAN_CHANGE_ON_RESUME})
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise ConfigError([f"field 'device': {name!r} but torch sees no CUDA GPU here; use 'cpu' or 'auto'"])
-    return torch.device(name)
+resolve_device = harness.resolve_device
 
 
 def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
@@ -78,9 +66,13 @@ class SeedRun:
 
     def __init__(self, cfg: dict, rundir: RunDir, spec, device, timer: PhaseTimer):
         check_config(cfg)
-        _seed_everything(cfg["seed"])  # network initialisation depends on the seed alone, whoever calls this
-        self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
         self.budget = cfg["budget"]["env_steps"]
+        # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
+        # before anything is built; stray temporary files of an earlier kill are removed
+        self.harness = harness.Run(cfg, rundir, budget_field="budget.env_steps", budget=self.budget,
+                                   unit="env_steps")
+        harness.seed_everything(cfg["seed"])  # network initialisation depends on the seed alone
+        self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
         self.schedule = effective_schedule(cfg)
         self.on = mast_components(cfg)
         self.learner = build_learner(cfg, spec, self.schedule, device)
@@ -95,6 +87,7 @@ class SeedRun:
         self.elapsed = 0.0  # wall seconds of training before this process (resume)
         self.started = time.perf_counter()
         self.done = self.finished = False
+        self.stack, self.index = None, None  # set by `join`
 
     def make_buffer(self, device):
         """The episode buffer; MAST's dual buffer (B1 + B2) or RLx2's dynamic window when switched on."""
@@ -136,6 +129,9 @@ class SeedRun:
     def after_update(self, stack: SeedStack, s: int, loss, grad_norm, stats: dict, kind) -> None:
         c, cfg = self.counters, self.cfg
         c["updates"] += 1
+        # divergence guard: a NaN/Inf loss or gradient stops the run; the last good checkpoint is kept
+        harness.check_value("learner", c["updates"], "loss", loss)
+        harness.check_value("learner", c["updates"], "gradient norm", grad_norm)
         values = {k: float(v) for k, v in stats.items()}
         values["lambda_returns"] = float(kind[0] != "one_step")
         if self.on["dynamic_buffer"] and c["updates"] % cfg["rlx2"]["dynamic_buffer"]["check_every"] == 0:
@@ -180,39 +176,29 @@ class SeedRun:
         c["evaluations"] += 1
         c["next_eval"] = max(c["next_eval"], grid_step + self.q["eval_every"])
 
-    # ---- state -------------------------------------------------------------------------------------------
-    @property
-    def checkpoint_path(self) -> Path:
-        return self.rundir.checkpoint_dir / "state.pt"
+    # ---- state (saved and restored by the run harness, with a checksum) ------------------------------------
+    def join(self, stack: SeedStack, index: int) -> bool:
+        """Take slot `index` of the lockstep stack; resume from this seed's checkpoint if it has one."""
+        self.stack, self.index = stack, index
+        return self.harness.restore(self) is not None
 
-    def save(self, stack: SeedStack, s: int) -> None:
-        self.counters["last_checkpoint_step"] = self.counters["env_steps"]
-        with self.timer.phase("checkpoint"):
-            state = {"resume_key": resume_key(self.cfg), "config_hash": config_hash(self.cfg), **stack.seed_state(s),
-                     "buffer": self.buffer.state_dict(), "generator": self.generator.get_state(),
-                     "counters": dict(self.counters), "window": copy.deepcopy(self.window),
-                     "metrics": list(self.metrics), "phases": list(self.phases),
-                     "elapsed": self.elapsed + time.perf_counter() - self.started}
-            io.write_with(self.checkpoint_path, lambda tmp: torch.save(state, tmp))
+    def state_dict(self) -> dict:
+        return {**self.stack.seed_state(self.index), "buffer": self.buffer.state_dict(),
+                "generator": self.generator.get_state(), "counters": dict(self.counters),
+                "window": copy.deepcopy(self.window), "metrics": list(self.metrics), "phases": list(self.phases),
+                "elapsed": self.elapsed + time.perf_counter() - self.started}
 
-    def load(self, stack: SeedStack, s: int) -> bool:
-        if not self.checkpoint_path.exists():
-            return False
-        state = torch.load(self.checkpoint_path, map_location="cpu", weights_only=False)
-        if state.get("resume_key") != resume_key(self.cfg):
-            raise ConfigError([f"checkpoint {self.checkpoint_path} belongs to another configuration (only "
-                               f"{' and '.join(CAN_CHANGE_ON_RESUME)} may change on resume); remove it to start over"],
-                              str(self.rundir.path))
-        if state["counters"]["env_steps"] > self.budget:
-            raise ConfigError([f"field 'budget.env_steps': {self.budget} is below the {state['counters']['env_steps']} "
-                               f"env steps already trained in {self.checkpoint_path}; raise it or remove the "
-                               "checkpoint"], str(self.rundir.path))
-        stack.load_seed_state(s, state)
+    def load_state_dict(self, state: dict) -> None:
+        self.stack.load_seed_state(self.index, state)
         self.buffer.load_state_dict(state["buffer"])
         self.generator.set_state(state["generator"])
         self.counters, self.window = dict(state["counters"]), state["window"]
         self.metrics, self.phases, self.elapsed = list(state["metrics"]), list(state["phases"]), state["elapsed"]
-        return True
+
+    def save(self) -> None:
+        self.counters["last_checkpoint_step"] = self.counters["env_steps"]
+        with self.timer.phase("checkpoint"):
+            self.harness.save(self, self.counters["env_steps"])
 
     def finish(self) -> None:
         self.rundir.write_table("metrics", self.metrics)
@@ -231,8 +217,8 @@ class SeedRun:
             full_width = Learner(self.cfg["algo"], self.cfg["qmix"], spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)
         write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width)
-        if not self.q["keep_checkpoint"] and self.checkpoint_path.exists():
-            self.checkpoint_path.unlink()
+        if not self.q["keep_checkpoint"]:
+            shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
 
 
@@ -260,7 +246,7 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
     runner = make_runner(cfg, n, device, timer)
     seeds = [SeedRun(c, d, runner.spec, device, timer) for c, d in zip(cfgs, rundirs, strict=True)]
     stack = SeedStack([s.learner for s in seeds])
-    resumed = [s.load(stack, i) for i, s in enumerate(seeds)]
+    resumed = [s.join(stack, i) for i, s in enumerate(seeds)]
     progress = _progress(sum(s.budget for s in seeds), sum(s.counters["env_steps"] for s in seeds), any(resumed),
                          cfg, n)
 
@@ -278,23 +264,29 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
 
     if any(s.counters["evaluations"] == 0 for s in seeds):
         evaluate([i for i, s in enumerate(seeds) if s.counters["evaluations"] == 0])  # PyMARL evaluates at step 0
-    while not all(s.done for s in seeds):
-        active = [i for i, s in enumerate(seeds) if not s.done]
-        before = sum(s.counters["env_steps"] for s in seeds)
-        collect_round(seeds, runner, active)
-        progress.update(sum(s.counters["env_steps"] for s in seeds) - before)
-        update_round(seeds, stack, timer, [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])])
-        due = [i for i in active if seeds[i].eval_due() is not None]
-        if due:
-            evaluate(due)
-        for i in active:
-            s = seeds[i]
-            if s.counters["env_steps"] >= s.budget:
-                s.finish()
-            elif s.counters["env_steps"] - s.counters["last_checkpoint_step"] >= q["checkpoint_every"]:
-                s.save(stack, i)
-                if stop_after is not None and s.counters["env_steps"] >= stop_after:
-                    s.done = True  # as if killed: its checkpoint stays, no outputs
+    with harness.StopSignals() as signals:  # SIGTERM / SIGINT: every seed checkpoints at the round's end
+        while not all(s.done for s in seeds):
+            active = [i for i, s in enumerate(seeds) if not s.done]
+            before = sum(s.counters["env_steps"] for s in seeds)
+            collect_round(seeds, runner, active)
+            progress.update(sum(s.counters["env_steps"] for s in seeds) - before)
+            update_round(seeds, stack, timer, [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])])
+            due = [i for i in active if seeds[i].eval_due() is not None]
+            if due:
+                evaluate(due)
+            for i in active:
+                s = seeds[i]
+                if s.counters["env_steps"] >= s.budget:
+                    s.finish()
+                elif (s.counters["env_steps"] - s.counters["last_checkpoint_step"] >= q["checkpoint_every"]
+                      or signals.signum is not None):
+                    s.save()
+                    if stop_after is not None and s.counters["env_steps"] >= stop_after:
+                        s.done = True  # as if killed: its checkpoint stays, no outputs
+            if signals.signum is not None and not all(s.done for s in seeds):
+                name = signal.Signals(signals.signum).name
+                raise harness.Interrupted(signals.signum, f"stopped by {name}; every unfinished seed's run state is "
+                                          "saved in its checkpoint/ — run the same command again to resume")
     progress.close()
     runner.close()
     return [s.finished for s in seeds]
@@ -329,14 +321,6 @@ def update_round(seeds: list[SeedRun], stack: SeedStack, timer: PhaseTimer, lear
 def run(cfg: dict, rundir: RunDir, stop_after: int | None = None) -> bool:
     """One seed: the lockstep loop with S = 1."""
     return run_lockstep([cfg], [rundir], stop_after)[0]
-
-
-def _seed_everything(seed: int) -> None:
-    import random
-
-    random.seed(seed)
-    np.random.seed(seed)
-    torch.manual_seed(seed)
 
 
 def _progress(total: int, initial: int, resumed: bool, cfg: dict, n_seeds: int):
