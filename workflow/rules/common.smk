@@ -1,5 +1,6 @@
 # Helpers shared by the rule files.
 import os
+import re
 import shlex
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
@@ -15,6 +16,55 @@ def run_files(study, name):
     return [f"{RESULTS}/{study}/{rid}/{name}" for rid in run_ids(study)]
 
 
+# The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
+QMIX_FAMILY = ("qmix", "ow_qmix", "res_qmix")
+DENSE_METHODS = ("dense", "tiny")  # no topology, so no masks.pt
+
+
+def train_outputs(cfg):
+    files = ["metrics.parquet", "phases.parquet"]
+    if cfg["algo"] in ("maddpg", "masac"):
+        files.append("counters.json")
+    elif cfg["algo"] in QMIX_FAMILY:
+        files += ["schedule.json", "model.pt", "sparsity.parquet", "layers.parquet", "agent_masks.parquet",
+                  "topology.parquet"]
+        if cfg["sparse"]["method"] not in DENSE_METHODS:
+            files.append("masks.pt")
+    return tuple(files)
+
+
+def train_kind(files):
+    """A rule name for a set of run outputs."""
+    if "masks.pt" in files:
+        return "qmix_sparse"
+    if "model.pt" in files:
+        return "qmix_dense"
+    return "offpolicy" if "counters.json" in files else "random"
+
+
+def train_groups():
+    """{kind: (files a run writes, ["<study>/<run_id>", ...])}: one train rule per distinct set of outputs."""
+    groups = {}
+    for study, runs in RUNS.items():
+        for rid, cfg in runs.items():
+            files = train_outputs(cfg)
+            groups.setdefault(train_kind(files), (files, []))[1].append(f"{study}/{rid}")
+    return groups
+
+
+def alternatives(values):
+    """A wildcard constraint matching exactly one of `values`."""
+    return "|".join(re.escape(v) for v in values)
+
+
+def thread_env():
+    """Shell prefix limiting every thread pool a run may start to the rule's {threads}: torch (set by the run from
+    its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
+    return ("export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
+            "XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
+            "intra_op_parallelism_threads={threads}\"; ")
+
+
 def figure_files(study, stem):
     return [f"{FIGURES}/{study}/{stem}.{ext}" for ext in ("pdf", "png")]
 
@@ -28,28 +78,36 @@ def output_stem(wildcards, output):
     return os.path.splitext(output[0])[0]
 
 
-# Figures and tables, registered by the study .smk files and made by the generic figure and table rules
-# (outputs.smk), as {(group, stem): {"name": registered figure/table name, "inputs": [paths]}}. A group is
-# the folder under FIGURES: a study's name, or a paper ("paper1", "mast") for outputs combining studies.
+# Figures and tables, registered by the study .smk files and made by one rule each (outputs.smk), as
+# {(group, stem): {"name": registered figure/table name, "inputs": {role: [paths]}}}; the roles are those the
+# module declares in INPUTS. A group is the folder under FIGURES: a study's name, or a paper ("paper1",
+# "mast") for outputs combining studies.
 FIGURE_SPECS = {}
 TABLE_SPECS = {}
 
 
-def add_figure(group, stem, name, inputs):
-    """Register figure `name` (analysis/figures) made from `inputs` as {FIGURES}/<group>/<stem>.{pdf,png}."""
-    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+def add_figure(group, stem, name, **inputs):
+    """Register figure `name` (analysis/figures) made from the named `inputs` (role=[paths]) as
+    {FIGURES}/<group>/<stem>.{pdf,png}."""
+    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": {role: list(paths) for role, paths in inputs.items()}}
     STUDY_TARGETS.setdefault(group, []).extend(figure_files(group, stem))
 
 
-def add_table(group, stem, name, inputs):
-    """Register table `name` (analysis/tables) made from `inputs` as {FIGURES}/<group>/tables/<stem>.{csv,md}."""
-    TABLE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+def add_table(group, stem, name, **inputs):
+    """Register table `name` (analysis/tables) made from the named `inputs` (role=[paths]) as
+    {FIGURES}/<group>/tables/<stem>.{csv,md}."""
+    TABLE_SPECS[(group, stem)] = {"name": name, "inputs": {role: list(paths) for role, paths in inputs.items()}}
     STUDY_TARGETS.setdefault(group, []).extend(table_files(group, stem))
 
 
 def summary(study, table="metrics"):
     """The tidy study table aggregated from every run's <table>.parquet."""
     return f"{RESULTS}/{study}/{table}.summary.parquet"
+
+
+def report_targets():
+    """Every registered figure (PNG) and table (CSV): what `snakemake --report` shows."""
+    return [f"{FIGURES}/{g}/{s}.png" for g, s in FIGURE_SPECS] + [f"{FIGURES}/{g}/tables/{s}.csv" for g, s in TABLE_SPECS]
 
 
 def study_targets():
