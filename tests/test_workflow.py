@@ -96,8 +96,9 @@ def test_aggregate_takes_every_run_table_as_an_input_so_a_missing_table_fails_at
     proc = run_cli("snakemake", "-n", "results/smoke/skeleton/sparsity.summary.parquet", "--snakefile",
                    str(ROOT / "Snakefile"), "--directory", str(tmp_path),
                    "--configfile", str(ROOT / "configs/smoke.yaml"))
+    out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "MissingInputException" in proc.stderr and "sparsity.parquet" in proc.stderr
+    assert "MissingInputException" in out and "skeleton/n_agents-3_seed-0/sparsity.parquet" in out
 
 
 def _declared(smoke_workflow) -> set[Path]:
