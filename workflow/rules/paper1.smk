@@ -57,8 +57,11 @@ if _p1_studies:
     add_table("paper1", "claims", "paper1_claims", bench=_bench,
               phases=[summary(s, "phases") for s in _p1_main], metrics=[summary(s, "metrics") for s in _p1_main])
     add_figure("paper1", "phase_scaling", "paper1_scaling", phases=[summary(s, "phases") for s in _p1_main])
-    add_figure("paper1", "end_to_end", "paper1_end_to_end", phases=[summary(s, "phases") for s in _p1_main])
-    add_figure("paper1", "reward_curves", "paper1_rewards", metrics=[summary(s, "metrics") for s in _p1_main])
+    # uniform-vs-neighbor outputs only from studies that train both samplers (not the baseline-only scale study)
+    _p1_pairs = [s for s in _p1_main if {c["replay"]["sampler"] for c in RUNS[s].values()} >= {"uniform", "neighbor"}]
+    if _p1_pairs:
+        add_figure("paper1", "end_to_end", "paper1_end_to_end", phases=[summary(s, "phases") for s in _p1_pairs])
+        add_figure("paper1", "reward_curves", "paper1_rewards", metrics=[summary(s, "metrics") for s in _p1_pairs])
     if "paper1_ksweep" in RUNS:
         add_figure("paper1", "ksweep", "paper1_ksweep",
                    phases=[summary("paper1_ksweep", "phases")], metrics=[summary("paper1_ksweep", "metrics")])
