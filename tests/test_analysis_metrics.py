@@ -98,3 +98,17 @@ def test_cli_reports_a_missing_input_role_in_one_line(tmp_path):
     proc = run_cli("effmarl", "figure", "paper1_ksweep", "phases=x.parquet", "--out", str(tmp_path / "k"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "'metrics'" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_figures_and_tables_import_neither_each_other_nor_another_figure_or_table():
+    import ast
+    from pathlib import Path
+
+    import effmarl.analysis
+
+    root = Path(effmarl.analysis.__file__).parent
+    for path in [*root.glob("figures/*.py"), *root.glob("tables/*.py")]:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not node.module.startswith(("effmarl.analysis.figures", "effmarl.analysis.tables")), \
+                    f"{path.relative_to(root)} imports {node.module}: use effmarl.analysis.metrics"
