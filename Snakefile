@@ -27,17 +27,20 @@ except ConfigError as error:
     print(str(error), file=sys.stderr)
     sys.exit(1)
 RESULTS = config["results_dir"]
+
+report: "workflow/report/workflow.rst"
+
 FIGURES = config["figures_dir"]
 
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/lockstep.smk"
-include: "workflow/rules/outputs.smk"
 include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
 include: "workflow/rules/mast.smk"
 include: "workflow/rules/paper1.smk"
+include: "workflow/rules/outputs.smk"  # after the study files: one rule per figure / table they registered
 
 
 rule all:
@@ -57,5 +60,7 @@ rule figure_index:
         stem=output_stem,
     log:
         f"{FIGURES}/logs/index.log",
+    benchmark:
+        f"{FIGURES}/benchmarks/index.tsv"
     shell:
         "effmarl index {input} --out {params.stem} > {log} 2>&1"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from effmarl.analysis import metrics
 from effmarl.analysis.figures import paper1_phases
 from effmarl.analysis.tables import paper1_sampling
 
@@ -35,9 +36,9 @@ def test_sampling_table_per_round_and_change(phases_summary):
 
 
 def test_phase_figure_stacks_leaf_phases_only(phases_summary):
-    wide = paper1_phases.phase_totals(pd.read_parquet(phases_summary))
+    wide = paper1_phases.breakdown(pd.read_parquet(phases_summary))
     assert "update_all_trainers" not in wide.columns and len(wide) == 3
-    assert wide.set_index("label").loc["maddpg N=3 reference/uniform s0", "sampling"] == pytest.approx(2.0)
+    assert wide.set_index("label").loc["storage=reference sampler=uniform", "sampling"] == pytest.approx(2.0)
     fig, shown = paper1_phases.make([phases_summary])
     assert len(fig.axes) == 1 and len(shown) == 18
 
@@ -54,9 +55,9 @@ def test_steady_state_drops_each_runs_warm_up_episodes():
         return out
 
     phases = pd.DataFrame(rows("early", 1) + rows("late", 3) + rows("never", 99))
-    kept = paper1_phases.steady_state(phases)
+    kept = metrics.steady_state(phases)
     assert sorted(kept[kept.run_id == "early"].episode.unique()) == [1, 2, 3]
     assert sorted(kept[kept.run_id == "late"].episode.unique()) == [3]
     assert sorted(kept[kept.run_id == "never"].episode.unique()) == [0, 1, 2, 3]  # no update round: all kept
-    totals = paper1_phases.run_totals(kept, ["run_id"]).set_index("run_id")
+    totals = metrics.run_totals(kept).set_index("run_id")
     assert totals.loc["late", "total"] == 1.0 and totals.loc["late", "update"] == 2.0

@@ -38,7 +38,7 @@ def test_claims_table_without_inputs_says_not_measured():
 def test_bootstrap_ci_brackets_the_mean_and_shrinks_with_more_seeds():
     import numpy as np
 
-    from effmarl.analysis.figures.paper1_rewards import bootstrap_ci
+    from effmarl.analysis.metrics import bootstrap_ci
 
     rng = np.random.default_rng(1)
     few, many = rng.normal(5, 1, (4, 20)), rng.normal(5, 1, (64, 20))
@@ -61,10 +61,10 @@ def _metrics(rewards: dict) -> pd.DataFrame:
 
 
 def test_final_rewards_average_the_last_fifth_of_episodes():
-    from effmarl.analysis.figures.paper1_rewards import final_rewards
+    from effmarl.analysis.metrics import final_rewards
 
     m = _metrics({("uniform", 0, "reference"): list(range(11))})  # episodes 0..10: the last 20 % are 8, 9, 10
-    assert final_rewards(m, ["run_id"]).tolist() == [9.0]
+    assert final_rewards(m)["reward"].tolist() == [9.0]
 
 
 def test_reward_claim_pairs_runs_by_seed_and_pools_storages():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pandas as pd
@@ -60,6 +62,102 @@ def test_smoke_study_tables_are_tidy_with_config_columns(smoke_workflow):
 @pytest.mark.slow
 def test_smoke_workflow_is_complete_after_one_run(smoke_workflow):
     assert "Nothing to be done" in smoke_workflow["rerun_dry"] or not re.search(r"\bjob\b", smoke_workflow["rerun_dry"])
+
+
+def _jobs(dry_run_output: str) -> list[dict]:
+    """The job blocks of a `snakemake -n -p` listing: rule name, its fields (output:, benchmark: ...) and shell."""
+    jobs = []
+    for block in re.split(r"\n(?=(?:local)?rule \S+:\n)", dry_run_output):
+        head = re.match(r"(?:local)?rule (\S+):\n", block)
+        if head:
+            fields = dict(re.findall(r"^    (\w+): (.*)$", block, flags=re.M))
+            jobs.append({"rule": head.group(1), **fields, "text": block})
+    return jobs
+
+
+def test_every_compute_job_has_a_benchmark_and_training_limits_every_thread_pool(tmp_path):
+    proc = run_cli("snakemake", "-n", "-p", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                   "--configfile", str(ROOT / "configs/smoke.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    jobs = _jobs(proc.stdout + proc.stderr)
+    assert {j["rule"] for j in jobs} >= {"train_offpolicy", "train_random", "train_qmix_dense", "aggregate",
+                                        "paper1_counters", "paper1_sampling_bench", "figure_index"}
+    for job in jobs:
+        if job["rule"] in ("run_config", "all"):  # writes one YAML file in-process / the target
+            continue
+        assert job.get("benchmark"), f"rule {job['rule']} has no benchmark:"
+        if job["rule"].startswith("train_"):
+            for var in ("OMP_NUM_THREADS=1", "--xla_cpu_multi_thread_eigen=$([ 1 -gt 1 ]", "threads=1"):
+                assert var in job["text"], (job["rule"], var)
+
+
+def test_aggregate_takes_every_run_table_as_an_input_so_a_missing_table_fails_at_dag_time(tmp_path):
+    # the skeleton (random policy) writes no sparsity table: asking for its summary must fail before any job runs
+    proc = run_cli("snakemake", "-n", "results/smoke/skeleton/sparsity.summary.parquet", "--snakefile",
+                   str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                   "--configfile", str(ROOT / "configs/smoke.yaml"))
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "MissingInputException" in out and "skeleton/n_agents-3_seed-0/sparsity.parquet" in out
+
+
+def _declared(smoke_workflow) -> set[Path]:
+    proc = run_cli("snakemake", "--summary", "--snakefile", str(ROOT / "Snakefile"),
+                   "--directory", str(smoke_workflow["work"]), "--configfile", str(ROOT / "configs/smoke.yaml"),
+                   "--config", f"results_dir={smoke_workflow['results']}", f"figures_dir={smoke_workflow['figures']}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {Path(line.split("\t")[0]) for line in proc.stdout.splitlines()[1:] if line.strip()}
+
+
+@pytest.mark.slow
+def test_smoke_workflow_declares_every_file_it_writes(smoke_workflow):
+    declared = _declared(smoke_workflow)
+    undeclared = []
+    for root in (smoke_workflow["results"], smoke_workflow["figures"]):
+        for path in root.rglob("*"):
+            rel = path.relative_to(root).parts
+            # logs and benchmarks are declared as log: / benchmark:; checkpoint/ is a killed run's resume state,
+            # deliberately not an output (Snakemake deletes a job's outputs before running it)
+            if path.is_dir() or path.suffix == ".log" or "logs" in rel or "benchmarks" in rel or \
+                    path.name.endswith(".benchmark.tsv") or "checkpoint" in rel:
+                continue
+            if path not in declared:
+                undeclared.append(str(path))
+    assert not undeclared, undeclared[:20]
+
+
+@pytest.mark.slow
+def test_smoke_report_holds_every_figure_and_table_with_its_caption(smoke_workflow, tmp_path):
+    report = tmp_path / "report.zip"  # the zip form holds the files themselves beside report.html
+    proc = run_cli("snakemake", "--report", str(report), "--snakefile", str(ROOT / "Snakefile"),
+                   "--directory", str(smoke_workflow["work"]), "--configfile", str(ROOT / "configs/smoke.yaml"),
+                   "--config", f"results_dir={smoke_workflow['results']}", f"figures_dir={smoke_workflow['figures']}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    with zipfile.ZipFile(report) as archive:
+        html = archive.read("report/report.html").decode()
+        held = {hashlib.sha256(archive.read(n)).hexdigest() for n in archive.namelist() if n.endswith((".png", ".csv"))}
+    index = json.loads((smoke_workflow["figures"] / "index.json").read_text())
+    shown = [Path(f) for entry in index for f in entry["files"] if f.endswith((".png", ".csv"))]
+    assert len(shown) == len(index) == len(held)  # one PNG per figure, one CSV per table, nothing else
+    for path in shown:
+        assert hashlib.sha256(path.read_bytes()).hexdigest() in held, f"{path} is not in the report"
+    for entry in index:
+        kind = "figures" if entry["kind"] == "figure" else "tables"
+        caption = (ROOT / "workflow" / "report" / kind / f"{entry['name']}.rst").read_text()
+        claim = re.search(r"\*\*Claim it supports\.\*\* ([^\n]+)", caption).group(1)
+        assert claim.split(":")[0][:60] in html, f"caption of {entry['name']} is not in the report"
+        assert f"effmarl {entry['kind']} {entry['name']}" in html
+
+
+def test_every_registered_figure_and_table_has_a_caption_with_paper_and_claim():
+    from effmarl.analysis.figures import FIGURES
+    from effmarl.analysis.tables import TABLES
+
+    for kind, names in (("figures", FIGURES), ("tables", TABLES)):
+        for name in names:
+            caption = (ROOT / "workflow" / "report" / kind / f"{name}.rst").read_text()
+            for part in ("**What it shows.**", "**Reproduces.**", "**Claim it supports.**"):
+                assert part in caption, f"{kind}/{name}.rst lacks {part}"
 
 
 @pytest.mark.parametrize("profile", PROFILES)

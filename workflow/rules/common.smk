@@ -1,6 +1,9 @@
 # Helpers shared by the rule files.
 import os
+import re
 import shlex
+
+from effmarl.config import lockstep_groups
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
 STUDY_TARGETS = {}
@@ -13,6 +16,64 @@ def run_ids(study):
 def run_files(study, name):
     """Paths of one output file of every run of a study."""
     return [f"{RESULTS}/{study}/{rid}/{name}" for rid in run_ids(study)]
+
+
+# Seeds trained together in one process where a study sets seeds_per_process > 1 (lockstep.smk):
+# {job name: (study, [run ids])}
+LOCKSTEP = lockstep_groups(config, RUNS)
+
+
+# The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
+QMIX_FAMILY = ("qmix", "ow_qmix", "res_qmix")
+DENSE_METHODS = ("dense", "tiny")  # no topology, so no masks.pt
+
+
+def train_outputs(cfg):
+    files = ["metrics.parquet", "phases.parquet"]
+    if cfg["algo"] in ("maddpg", "masac"):
+        files.append("counters.json")
+    elif cfg["algo"] in QMIX_FAMILY:
+        files += ["schedule.json", "model.pt", "sparsity.parquet", "layers.parquet", "agent_masks.parquet",
+                  "topology.parquet"]
+        if cfg["sparse"]["method"] not in DENSE_METHODS:
+            files.append("masks.pt")
+    return tuple(files)
+
+
+def train_kind(files):
+    """A rule name for a set of run outputs."""
+    if "masks.pt" in files:
+        return "qmix_sparse"
+    if "model.pt" in files:
+        return "qmix_dense"
+    return "offpolicy" if "counters.json" in files else "random"
+
+
+def train_groups():
+    """{kind: (files a run writes, ["<study>/<run_id>", ...])}: one train rule per distinct set of outputs (runs
+    trained in lockstep with other seeds are made by their group's rule, lockstep.smk)."""
+    grouped = {(study, rid) for study, ids in LOCKSTEP.values() for rid in ids}
+    groups = {}
+    for study, runs in RUNS.items():
+        for rid, cfg in runs.items():
+            if (study, rid) in grouped:
+                continue
+            files = train_outputs(cfg)
+            groups.setdefault(train_kind(files), (files, []))[1].append(f"{study}/{rid}")
+    return groups
+
+
+def alternatives(values):
+    """A wildcard constraint matching exactly one of `values`."""
+    return "|".join(re.escape(v) for v in values)
+
+
+def thread_env():
+    """Shell prefix limiting every thread pool a run may start to the rule's {threads}: torch (set by the run from
+    its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
+    return ("export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
+            "XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
+            "intra_op_parallelism_threads={threads}\"; ")
 
 
 def figure_files(study, stem):
@@ -28,28 +89,36 @@ def output_stem(wildcards, output):
     return os.path.splitext(output[0])[0]
 
 
-# Figures and tables, registered by the study .smk files and made by the generic figure and table rules
-# (outputs.smk), as {(group, stem): {"name": registered figure/table name, "inputs": [paths]}}. A group is
-# the folder under FIGURES: a study's name, or a paper ("paper1", "mast") for outputs combining studies.
+# Figures and tables, registered by the study .smk files and made by one rule each (outputs.smk), as
+# {(group, stem): {"name": registered figure/table name, "inputs": {role: [paths]}}}; the roles are those the
+# module declares in INPUTS. A group is the folder under FIGURES: a study's name, or a paper ("paper1",
+# "mast") for outputs combining studies.
 FIGURE_SPECS = {}
 TABLE_SPECS = {}
 
 
-def add_figure(group, stem, name, inputs):
-    """Register figure `name` (analysis/figures) made from `inputs` as {FIGURES}/<group>/<stem>.{pdf,png}."""
-    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+def add_figure(group, stem, name, **inputs):
+    """Register figure `name` (analysis/figures) made from the named `inputs` (role=[paths]) as
+    {FIGURES}/<group>/<stem>.{pdf,png}."""
+    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": {role: list(paths) for role, paths in inputs.items()}}
     STUDY_TARGETS.setdefault(group, []).extend(figure_files(group, stem))
 
 
-def add_table(group, stem, name, inputs):
-    """Register table `name` (analysis/tables) made from `inputs` as {FIGURES}/<group>/tables/<stem>.{csv,md}."""
-    TABLE_SPECS[(group, stem)] = {"name": name, "inputs": list(inputs)}
+def add_table(group, stem, name, **inputs):
+    """Register table `name` (analysis/tables) made from the named `inputs` (role=[paths]) as
+    {FIGURES}/<group>/tables/<stem>.{csv,md}."""
+    TABLE_SPECS[(group, stem)] = {"name": name, "inputs": {role: list(paths) for role, paths in inputs.items()}}
     STUDY_TARGETS.setdefault(group, []).extend(table_files(group, stem))
 
 
 def summary(study, table="metrics"):
     """The tidy study table aggregated from every run's <table>.parquet."""
     return f"{RESULTS}/{study}/{table}.summary.parquet"
+
+
+def report_targets():
+    """Every registered figure (PNG) and table (CSV): what `snakemake --report` shows."""
+    return [f"{FIGURES}/{g}/{s}.png" for g, s in FIGURE_SPECS] + [f"{FIGURES}/{g}/tables/{s}.csv" for g, s in TABLE_SPECS]
 
 
 def study_targets():

@@ -1,11 +1,7 @@
 # Seeds in lockstep: where a study sets seeds_per_process > 1 (qmix family), one job trains that many seeds of
 # one configuration in one process (`effmarl train` with --config/--out once per seed); each seed still writes
-# its own run directory, so `aggregate` and every figure see ordinary runs. One rule per group, preferred over
-# the one-run `train` rule for the files it makes.
-from effmarl.config import lockstep_groups
-
-LOCKSTEP = lockstep_groups(config, RUNS)
-
+# its own run directory, so `aggregate` and every figure see ordinary runs. One rule per group (LOCKSTEP, from
+# common.smk); its runs are left out of the one-run train rules (train_groups).
 for _name, (_study, _ids) in LOCKSTEP.items():
 
     rule:
@@ -14,15 +10,15 @@ for _name, (_study, _ids) in LOCKSTEP.items():
         input:
             [f"{RESULTS}/{_study}/{rid}/config.yaml" for rid in _ids],
         output:
-            [f"{RESULTS}/{_study}/{rid}/{f}" for rid in _ids for f in ("metrics.parquet", "phases.parquet",
-                                                                       "provenance.json")],
+            [f"{RESULTS}/{_study}/{rid}/{name}" for rid in _ids
+             for name in (*train_outputs(RUNS[_study][rid]), "provenance.json")],
         log:
             f"{RESULTS}/{_study}/logs/{_name}.log",
+        benchmark:
+            f"{RESULTS}/{_study}/benchmarks/{_name}.tsv"
         params:
             runs=" ".join(f"--config {RESULTS}/{_study}/{rid}/config.yaml --out {RESULTS}/{_study}/{rid}"
                           for rid in _ids),
         threads: 1
         shell:
-            "effmarl train {params.runs} --set threads={threads} > {log} 2>&1"
-
-    workflow.ruleorder(_name, "train")
+            thread_env() + "effmarl train {params.runs} --set threads={threads} > {log} 2>&1"

@@ -1,37 +1,58 @@
-# Generic rules for every registered figure and table (see add_figure / add_table in common.smk).
+# One rule per registered figure and table (see add_figure / add_table in common.smk), generated here so that
+# each declares its named inputs (role -> files, checked at DAG time) and carries its own report caption:
+# workflow/report/{figures,tables}/<name>.rst says what the output shows, which paper figure or table it reproduces and the claim
+# it supports. `snakemake --report report.html` collects every figure (PNG) and table (CSV) with that caption.
+REPORT_CAPTIONS = "../report"  # relative to this file
 
 
-rule figure:
-    input:
-        lambda wc: FIGURE_SPECS[(wc.group, wc.stem)]["inputs"],
-    output:
-        f"{FIGURES}/{{group}}/{{stem}}.pdf",
-        f"{FIGURES}/{{group}}/{{stem}}.png",
-    params:
-        name=lambda wc: FIGURE_SPECS[(wc.group, wc.stem)]["name"],
-        stem=output_stem,
-    log:
-        f"{FIGURES}/{{group}}/logs/{{stem}}.figure.log",
-    wildcard_constraints:
-        group="[a-z][a-z0-9_]*",
-        stem="[^/]+",
-    shell:
-        "effmarl figure {params.name} {input} --out {params.stem} > {log} 2>&1"
+def named_args(inputs: dict) -> str:
+    """{role: [paths]} -> 'role=path role=path ...' for `effmarl figure/table` (inputs are named, not guessed)."""
+    return " ".join(shlex.quote(f"{role}={path}") for role, paths in inputs.items() for path in paths)
 
 
-rule table:
-    input:
-        lambda wc: TABLE_SPECS[(wc.group, wc.stem)]["inputs"],
-    output:
-        f"{FIGURES}/{{group}}/tables/{{stem}}.csv",
-        f"{FIGURES}/{{group}}/tables/{{stem}}.md",
-    params:
-        name=lambda wc: TABLE_SPECS[(wc.group, wc.stem)]["name"],
-        stem=output_stem,
-    log:
-        f"{FIGURES}/{{group}}/logs/{{stem}}.table.log",
-    wildcard_constraints:
-        group="[a-z][a-z0-9_]*",
-        stem="[^/]+",
-    shell:
-        "effmarl table {params.name} {input} --out {params.stem} > {log} 2>&1"
+for (_group, _stem), _spec in FIGURE_SPECS.items():
+
+    rule:
+        name:
+            f"figure_{_group}_{_stem}"
+        input:
+            **_spec["inputs"],
+        output:
+            pdf=f"{FIGURES}/{_group}/{_stem}.pdf",
+            png=report(f"{FIGURES}/{_group}/{_stem}.png", caption=f"{REPORT_CAPTIONS}/figures/{_spec['name']}.rst",
+                       category=_group, labels={"figure": _stem}),
+            provenance=f"{FIGURES}/{_group}/{_stem}.provenance.json",
+        params:
+            name=_spec["name"],
+            args=named_args(_spec["inputs"]),
+            stem=output_stem,
+        log:
+            f"{FIGURES}/{_group}/logs/{_stem}.figure.log",
+        benchmark:
+            f"{FIGURES}/{_group}/benchmarks/{_stem}.figure.tsv"
+        shell:
+            "effmarl figure {params.name} {params.args} --out {params.stem} > {log} 2>&1"
+
+
+for (_group, _stem), _spec in TABLE_SPECS.items():
+
+    rule:
+        name:
+            f"table_{_group}_{_stem}"
+        input:
+            **_spec["inputs"],
+        output:
+            csv=report(f"{FIGURES}/{_group}/tables/{_stem}.csv", caption=f"{REPORT_CAPTIONS}/tables/{_spec['name']}.rst",
+                       category=_group, labels={"table": _stem}),
+            md=f"{FIGURES}/{_group}/tables/{_stem}.md",
+            provenance=f"{FIGURES}/{_group}/tables/{_stem}.provenance.json",
+        params:
+            name=_spec["name"],
+            args=named_args(_spec["inputs"]),
+            stem=output_stem,
+        log:
+            f"{FIGURES}/{_group}/logs/{_stem}.table.log",
+        benchmark:
+            f"{FIGURES}/{_group}/benchmarks/{_stem}.table.tsv"
+        shell:
+            "effmarl table {params.name} {params.args} --out {params.stem} > {log} 2>&1"

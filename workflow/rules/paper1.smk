@@ -1,8 +1,8 @@
 # Paper 1 (MADDPG / MASAC, replay storage × sampler): the phase-breakdown figure and the sampling table.
 # Each study named paper1* gets these two outputs.
 for _study in [s for s in RUNS if s.startswith("paper1")]:
-    add_figure(_study, "phase_breakdown", "paper1_phases", [summary(_study, "phases")])
-    add_table(_study, "sampling_per_round", "paper1_sampling", [summary(_study, "phases")])
+    add_figure(_study, "phase_breakdown", "paper1_phases", phases=[summary(_study, "phases")])
+    add_table(_study, "sampling_per_round", "paper1_sampling", phases=[summary(_study, "phases")])
 
 
 # Paper 1 micro-measurements of the sampling phase alone (no training): the interleaved sampling benchmark
@@ -13,12 +13,17 @@ P1_MICRO = f"{RESULTS}/paper1_micro"
 rule paper1_sampling_bench:
     output:
         f"{P1_MICRO}/sampling_bench.parquet",
+        f"{P1_MICRO}/sampling_bench.csv",
+        f"{P1_MICRO}/sampling_bench.md",
+        f"{P1_MICRO}/sampling_bench.provenance.json",
     params:
         args=cli_options(config["paper1_micro"]["sampling_bench"]),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
     log:
         f"{P1_MICRO}/logs/sampling_bench.log",
+    benchmark:
+        f"{P1_MICRO}/benchmarks/sampling_bench.tsv"
     threads: 1
     shell:
         "effmarl sampling-bench {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
@@ -27,12 +32,15 @@ rule paper1_sampling_bench:
 rule paper1_counters:
     output:
         f"{P1_MICRO}/counters.parquet",
+        f"{P1_MICRO}/counters.json",
     params:
         args=cli_options(config["paper1_micro"]["counters"]),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
     log:
         f"{P1_MICRO}/logs/counters.log",
+    benchmark:
+        f"{P1_MICRO}/benchmarks/counters.tsv"
     threads: 1
     shell:
         "effmarl counters {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
@@ -41,16 +49,19 @@ rule paper1_counters:
 # Registered only when the profile has paper-1 studies.
 _p1_studies = [s for s in RUNS if s.startswith("paper1")]
 if _p1_studies:
-    add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", [f"{P1_MICRO}/sampling_bench.parquet"])
-    add_figure("paper1", "sampling_counters", "paper1_counters", [f"{P1_MICRO}/counters.parquet"])
-    add_table("paper1", "claims", "paper1_claims",
-              [f"{P1_MICRO}/sampling_bench.parquet"] + [summary(s, t) for s in _p1_studies for t in ("phases", "metrics")])
-
-    # Scaling-study figures over the paper1 training studies (the k-sweep study is kept apart).
+    _bench, _counters = [f"{P1_MICRO}/sampling_bench.parquet"], [f"{P1_MICRO}/counters.parquet"]
+    add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", bench=_bench)
+    add_figure("paper1", "sampling_counters", "paper1_counters", counters=_counters)
+    # Scaling-study outputs over the paper1 training studies (the k-sweep study is kept apart).
     _p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
-    add_figure("paper1", "phase_scaling", "paper1_scaling", [summary(s, "phases") for s in _p1_main])
-    add_figure("paper1", "end_to_end", "paper1_end_to_end", [summary(s, "phases") for s in _p1_main])
-    add_figure("paper1", "reward_curves", "paper1_rewards", [summary(s, "metrics") for s in _p1_main])
+    add_table("paper1", "claims", "paper1_claims", bench=_bench,
+              phases=[summary(s, "phases") for s in _p1_main], metrics=[summary(s, "metrics") for s in _p1_main])
+    add_figure("paper1", "phase_scaling", "paper1_scaling", phases=[summary(s, "phases") for s in _p1_main])
+    # uniform-vs-neighbor outputs only from studies that train both samplers (not the baseline-only scale study)
+    _p1_pairs = [s for s in _p1_main if {c["replay"]["sampler"] for c in RUNS[s].values()} >= {"uniform", "neighbor"}]
+    if _p1_pairs:
+        add_figure("paper1", "end_to_end", "paper1_end_to_end", phases=[summary(s, "phases") for s in _p1_pairs])
+        add_figure("paper1", "reward_curves", "paper1_rewards", metrics=[summary(s, "metrics") for s in _p1_pairs])
     if "paper1_ksweep" in RUNS:
         add_figure("paper1", "ksweep", "paper1_ksweep",
-                   [summary("paper1_ksweep", "phases"), summary("paper1_ksweep", "metrics")])
+                   phases=[summary("paper1_ksweep", "phases")], metrics=[summary("paper1_ksweep", "metrics")])

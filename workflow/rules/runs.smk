@@ -27,32 +27,43 @@ rule run_config:
         io.write_text(log[0], f"resolved configuration written to {output[0]}\n")
 
 
-rule train:
-    """One training run; provenance.json is written last and marks it complete."""
-    input:
-        f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
-    output:
-        metrics=f"{RESULTS}/{{study}}/{{run_id}}/metrics.parquet",
-        phases=f"{RESULTS}/{{study}}/{{run_id}}/phases.parquet",
-        provenance=f"{RESULTS}/{{study}}/{{run_id}}/provenance.json",
-    log:
-        f"{RESULTS}/{{study}}/{{run_id}}/train.log",
-    threads: 1
-    shell:
-        "effmarl train --config {input} --out $(dirname {output.metrics}) --set threads={threads} > {log} 2>&1"
+# One train rule per set of files a run writes (train_outputs in common.smk), each matching only its runs, so
+# every file a run writes is a declared output. checkpoint/ is deliberately not one: it is the state a killed
+# run resumes from, and Snakemake deletes a job's declared outputs before it runs the job.
+for _kind, (_files, _runs) in train_groups().items():
+
+    rule:
+        name:
+            f"train_{_kind}"
+        input:
+            f"{RESULTS}/{{run}}/config.yaml",
+        output:
+            **{name.replace(".", "_"): f"{RESULTS}/{{run}}/{name}" for name in _files},
+            provenance=f"{RESULTS}/{{run}}/provenance.json",
+        log:
+            f"{RESULTS}/{{run}}/train.log",
+        benchmark:
+            f"{RESULTS}/{{run}}/train.benchmark.tsv"
+        wildcard_constraints:
+            run=alternatives(_runs),
+        threads: 1
+        shell:
+            thread_env() + "effmarl train --config {input} --out $(dirname {output.provenance}) "
+            "--set threads={threads} > {log} 2>&1"
 
 
 rule aggregate:
     """One tidy table per study and run table (metrics, phases, or any extra table a run writes, such as
-    sparsity), with run config columns. A run's provenance.json is written last, so once it exists every
-    table of that run is complete."""
+    sparsity), with run config columns. Every run's table is a declared input (a table no run writes fails
+    when the DAG is built); provenance.json is written last and marks each run complete."""
     input:
-        lambda wc: run_files(wc.study, "provenance.json"),
+        tables=lambda wc: run_files(wc.study, f"{wc.table}.parquet"),
+        provenance=lambda wc: run_files(wc.study, "provenance.json"),
     output:
         f"{RESULTS}/{{study}}/{{table}}.summary.parquet",
-    params:
-        tables=lambda wc: run_files(wc.study, f"{wc.table}.parquet"),
     log:
         f"{RESULTS}/{{study}}/{{table}}.summary.log",
+    benchmark:
+        f"{RESULTS}/{{study}}/benchmarks/{{table}}.summary.tsv"
     shell:
-        "effmarl aggregate {params.tables} --out {output} > {log} 2>&1"
+        "effmarl aggregate {input.tables} --out {output} > {log} 2>&1"

@@ -1,4 +1,4 @@
 # Walking skeleton: random-policy rollouts of predator-prey -> one figure and one table.
 if "skeleton" in RUNS:
-    add_figure("skeleton", "random_returns", "skeleton_returns", [summary("skeleton")])
-    add_table("skeleton", "random_returns", "skeleton_returns", [summary("skeleton")])
+    add_figure("skeleton", "random_returns", "skeleton_returns", metrics=[summary("skeleton")])
+    add_table("skeleton", "random_returns", "skeleton_returns", metrics=[summary("skeleton")])

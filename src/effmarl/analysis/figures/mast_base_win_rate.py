@@ -5,17 +5,18 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from effmarl.analysis.common import read_tables
+from effmarl.analysis.common import ALGO_NAMES, named_inputs, read_tables
 
 CAPTION = ("Test win rate of greedy QMIX-family agents on SMAX maps (jaxmarl's JAX re-implementation of SMAC, "
            "heuristic enemy) against environment steps; line = mean over seeds, band = 95 % bootstrap CI. "
            "64zg_approx is an approximation of 2c_vs_64zg (SMAX has no colossus, splash damage or cliffs).")
 
-ALGO_NAMES = {"qmix": "QMIX", "ow_qmix": "OW-QMIX", "res_qmix": "RES-QMIX"}
+
+INPUTS = {"metrics": "metrics.summary.parquet of the mast_base study"}
 
 
 def make(inputs: list[str]):
-    summary = read_tables(inputs)
+    summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_base_win_rate")["metrics"])
     data = summary.assign(algorithm=summary["cfg.algo"].map(ALGO_NAMES).fillna(summary["cfg.algo"]),
                           map=summary["cfg.env.map"].astype(str).str.replace("64zg_approx", "64zg (approx.)"))
     maps = sorted(data["map"].unique())

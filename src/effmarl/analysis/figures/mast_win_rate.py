@@ -6,16 +6,17 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from effmarl.analysis.common import read_tables
-from effmarl.analysis.tables.mast_methods import ALGO_NAMES, METHOD_NAMES, METHOD_ORDER
+from effmarl.analysis.common import ALGO_NAMES, METHOD_NAMES, METHOD_ORDER, named_inputs, read_tables
 
 CAPTION = ("Test win rate against environment steps on SMAX maps for each sparse-training method at one global "
            "sparsity, next to the dense model; every method uses per-agent (unshared) agent networks, the dense "
            "reference included. Line = mean over seeds, band = 95 % bootstrap CI.")
 
+INPUTS = {"metrics": "metrics.summary.parquet of the MAST study"}
+
 
 def make(inputs: list[str]):
-    summary = read_tables(inputs)
+    summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_win_rate")["metrics"])
     data = summary.assign(method=summary["cfg.sparse.method"].map(METHOD_NAMES),
                           panel=summary["cfg.algo"].map(ALGO_NAMES).fillna(summary["cfg.algo"]) + " on SMAX "
                           + summary["cfg.env.map"].astype(str))

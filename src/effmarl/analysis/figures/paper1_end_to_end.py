@@ -4,28 +4,29 @@ sampling, vs agent count, per algorithm and storage; labels give neighbor's chan
 
 from __future__ import annotations
 
-from effmarl.analysis.common import panels, read_tables
-from effmarl.analysis.figures.paper1_phases import run_totals, steady_state
+from effmarl.analysis.common import named_inputs, panels, read_tables, sampler_color
+from effmarl.analysis.metrics import change_pct, run_totals, steady_state
 
 CAPTION = ("End-to-end training time per run (sum of the timed training phases from the first update round on, "
            "so the warm-up does not dilute it), uniform vs neighbor "
            "sampling, by algorithm, storage and agent count N; points are seeds, lines their means, labels "
            "neighbor's change vs uniform. Paper 1: −10.2 % at N = 12.")
+INPUTS = {"phases": "phases.summary.parquet of the paper-1 scaling studies (any number)"}
 
 
 def make(inputs: list[str]):
-    summary = read_tables(inputs)
+    summary = read_tables(named_inputs(inputs, INPUTS, "figure paper1_end_to_end")["phases"])
     totals = run_totals(steady_state(summary))
     fig, grid = panels(totals, ["cfg.algo", "cfg.replay.storage"], width=3.6, height=3.4)
     for ax, (algo, storage), d in grid:
         means = d.groupby(["cfg.replay.sampler", "cfg.env.n_agents"])["total"].mean()
         for sampler, g in d.groupby("cfg.replay.sampler"):
-            ax.scatter(g["cfg.env.n_agents"], g["total"], s=12, alpha=0.6)
+            ax.scatter(g["cfg.env.n_agents"], g["total"], s=12, alpha=0.6, color=sampler_color(sampler))
             m = means.loc[sampler]
-            ax.plot(m.index, m.values, marker="o", label=sampler)
+            ax.plot(m.index, m.values, marker="o", label=sampler, color=sampler_color(sampler))
         if {"uniform", "neighbor"} <= set(d["cfg.replay.sampler"]):
             for n in means.loc["uniform"].index.intersection(means.loc["neighbor"].index):
-                change = 100 * (means.loc[("neighbor", n)] / means.loc[("uniform", n)] - 1)
+                change = change_pct(means.loc[("neighbor", n)], means.loc[("uniform", n)])
                 ax.annotate(f"{change:+.1f} %", (n, means.loc[("neighbor", n)]), textcoords="offset points",
                             xytext=(4, -12), fontsize=8)
         ax.set_xlabel("agents N")

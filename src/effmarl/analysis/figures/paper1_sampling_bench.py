@@ -8,24 +8,26 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import read_tables
+from effmarl.analysis.common import named_inputs, read_tables, sampler_color
+from effmarl.analysis.metrics import change_pct
 
 CAPTION = ("Mini-batch sampling phase per update round (per_agent mode: N × [draw B indices, gather all N "
            "agents]), median with quartiles over interleaved rounds, uniform vs neighbor sampling on the "
            "reference (openai/maddpg layout) and contiguous storages; labels give neighbor's change vs uniform "
            "on the same storage. Paper 1: −26.66 % (N = 3), −27.39 % (N = 12).")
+INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`"}
 
 
 def reductions(table: pd.DataFrame) -> pd.DataFrame:
     """Neighbor vs uniform change (%) per storage and N."""
     t = table.assign(kind=table.sampler.str.split("_").str[0])
     wide = t.pivot_table(index=["storage", "n_agents"], columns="kind", values="median_ms").reset_index()
-    wide["change_%"] = 100 * (wide["neighbor"] / wide["uniform"] - 1)
+    wide["change_%"] = change_pct(wide["neighbor"], wide["uniform"])
     return wide
 
 
 def make(inputs: list[str]):
-    table = read_tables(inputs)
+    table = read_tables(named_inputs(inputs, INPUTS, "figure paper1_sampling_bench")["bench"])
     red = reductions(table)
     storages = list(dict.fromkeys(table.storage))
     fig, axes = plt.subplots(1, len(storages), figsize=(4.2 * len(storages), 3.4), squeeze=False)
@@ -33,7 +35,8 @@ def make(inputs: list[str]):
         for sampler, g in table[table.storage == storage].groupby("sampler", sort=False):
             g = g.sort_values("n_agents")
             ax.errorbar(g.n_agents, g.median_ms, yerr=[g.median_ms - g.q25_ms, g.q75_ms - g.median_ms],
-                        marker="o", capsize=3, label=sampler)
+                        marker="o", capsize=3, label=sampler,
+                        color=sampler_color(sampler))
         for _, r in red[red.storage == storage].iterrows():
             ax.annotate(f"{r['change_%']:+.1f} %", (r.n_agents, r.neighbor), textcoords="offset points",
                         xytext=(4, -12), fontsize=8)

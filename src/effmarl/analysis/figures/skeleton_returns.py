@@ -3,27 +3,26 @@
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
 
-from effmarl.analysis.common import read_tables
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import team_returns
 
 CAPTION = ("Episode return of a uniform random policy on MPE predator-prey (mpe2 simple_tag_v3), summed "
-           "over each team's agents, by number of agents N. The reward floor learning must beat.")
-
-
-def team_returns(summary: pd.DataFrame) -> pd.DataFrame:
-    keys = ["run_id", "cfg.env.n_agents", "cfg.seed", "episode", "team"]
-    return summary.groupby(keys, as_index=False)["return"].sum()
+           "over each team's agents, by number of agents N, on a symmetric-log axis (returns grow with N and the "
+           "prey's are negative, so a linear axis would flatten N ≤ 12). The reward floor learning must beat.")
+INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
 
 
 def make(inputs: list[str]):
-    summary = read_tables(inputs)
+    summary = read_tables(named_inputs(inputs, INPUTS, "figure skeleton_returns")["metrics"])
     data = team_returns(summary)
-    fig, ax = plt.subplots(figsize=(5, 3.2))
+    fig, ax = plt.subplots(figsize=(5.5, 3.4))
     sns.boxplot(data=data, x="cfg.env.n_agents", y="return", hue="team", ax=ax)
+    ax.set_yscale("symlog", linthresh=1.0)
+    ax.axhline(0, color="0.6", lw=0.6)
     ax.set_xlabel("agents N")
-    ax.set_ylabel("team episode return")
+    ax.set_ylabel("team episode return (symlog)")
     ax.set_title("Random policy on predator-prey")
     fig.tight_layout()
     return fig, summary

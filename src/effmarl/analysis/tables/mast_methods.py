@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
+from effmarl.analysis.common import ALGO_NAMES, METHOD_NAMES, METHOD_ORDER, named_inputs, read_tables
+from effmarl.analysis.metrics import final_win_rates
+
 LAST = 3  # evaluations averaged per run for the final win rate
 
 CAPTION = ("Methods at one global sparsity on SMAX maps. Every method, the dense reference included, uses "
@@ -14,26 +17,14 @@ CAPTION = ("Methods at one global sparsity on SMAX maps. Every method, the dense
            "follow the paper's formulas on the actual final masks. Win rate: mean test win rate of the last "
            f"{LAST} evaluations of each run (the paper uses the last 20), mean ± std over seeds.")
 
-METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
-METHOD_NAMES = {"dense": "Dense", "tiny": "Tiny", "static": "SS", "set": "SET", "rigl": "RigL", "rlx2": "RLx2",
-                "mast": "MAST"}
-ALGO_NAMES = {"qmix": "QMIX", "ow_qmix": "OW-QMIX", "res_qmix": "RES-QMIX"}
-
-
-def final_win_rates(metrics: pd.DataFrame, last: int = LAST) -> pd.DataFrame:
-    """Mean test win rate of each run's last `last` evaluations, one row per run (columns: run_id, cfg.*)."""
-    keys = ["run_id"] + [c for c in metrics.columns if c.startswith("cfg.")]
-    metrics = metrics.sort_values("env_steps")
-    tail = metrics.groupby("run_id", group_keys=False).tail(last)
-    return tail.groupby("run_id", as_index=False).agg(win_rate=("test_win_rate", "mean")).merge(
-        metrics[keys].drop_duplicates("run_id"), on="run_id")
+INPUTS = {"metrics": "metrics.summary.parquet of the MAST study",
+          "sparsity": "sparsity.summary.parquet of the MAST study (FLOPs and size from the final masks)"}
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    """inputs: the study's metrics.summary.parquet and sparsity.summary.parquet (either order)."""
-    frames = {("sparsity" if "size_ratio" in (df := pd.read_parquet(p)).columns else "metrics"): df for p in inputs}
-    runs = final_win_rates(frames["metrics"]).merge(
-        frames["sparsity"][["run_id", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]],
+    named = named_inputs(inputs, INPUTS, "table mast_methods")
+    runs = final_win_rates(read_tables(named["metrics"]), LAST).merge(
+        read_tables(named["sparsity"])[["run_id", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]],
         on="run_id")
     keys = ["cfg.algo", "cfg.env.map", "cfg.sparse.method"]
     table = runs.groupby(keys, as_index=False).agg(

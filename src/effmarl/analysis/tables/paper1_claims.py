@@ -1,8 +1,8 @@
 """Paper 1, table 7: every number the paper claims beside ours, the ratio, the run that produced ours and
 its hardware. A claim the inputs do not cover reads "not measured in this profile", never a made-up value.
 
-Inputs (any order, recognised by name): `sampling_bench.parquet` (effmarl sampling-bench),
-`phases.summary.parquet` and `metrics.summary.parquet` of the paper-1 studies."""
+Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; `phases=` and `metrics=` the
+summaries of the paper-1 training studies (any number of each). A role given no file counts as not measured."""
 
 from __future__ import annotations
 
@@ -11,14 +11,28 @@ from pathlib import Path
 
 import pandas as pd
 
-from effmarl.analysis.figures.paper1_phases import RUN_KEYS, run_totals, steady_state
-from effmarl.analysis.figures.paper1_rewards import bootstrap_ci, final_rewards
+from effmarl.analysis.common import named_inputs
+from effmarl.analysis.metrics import (
+    RUN_ID,
+    bootstrap_ci,
+    change_pct,
+    final_rewards,
+    grid_keys,
+    paired,
+    run_totals,
+    steady_state,
+)
 
 CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
            "storage (openai/maddpg layout). End-to-end, reward and phase shares: training runs of the profile; "
            "times and shares after the warm-up (from each run's first update round on). "
            "'not measured in this profile' where the profile has no such run.")
 NOT_MEASURED = "not measured in this profile"
+INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`",
+          "phases": "phases.summary.parquet of the paper-1 training studies",
+          "metrics": "metrics.summary.parquet of the paper-1 training studies"}
+# What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
+DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
 
 
 def _hardware(path: str) -> str:
@@ -46,36 +60,41 @@ def sampling_rows(path: str | None) -> list[dict]:
             continue
         uni = sel[sel.sampler == "uniform"].median_ms.iloc[0]
         nb = sel[sel.sampler.str.startswith("neighbor")]
-        change = 100 * (nb.median_ms.iloc[0] / uni - 1)
+        change = float(change_pct(nb.median_ms.iloc[0], uni))
         rows.append(_row(claim, f"{paper} %", f"{change:+.2f} % ({nb.sampler.iloc[0]}, reference storage)",
                          f"sampling-bench {path}", _hardware(path), paper, change))
     return rows
 
 
 def reward_row(metrics: pd.DataFrame | None) -> dict:
-    """Neighbor − uniform final reward, paired by (study, algorithm, N, seed), with a 95 % bootstrap interval over the
-    pairs. Reference and contiguous runs of one seed train identically, so storages are pooled per pair."""
+    """Neighbor − uniform final reward, paired by study and every grid key except how transitions are drawn and
+    stored (algorithm, N, seed …), with a 95 % bootstrap interval over the pairs. Reference and contiguous runs of
+    one seed train identically, so storages are pooled per pair. The source cites the runs that form pairs."""
     claim, paper = "final episode reward, neighbor − uniform", "no significant degradation"
-    pair_keys = ["cfg.study", "cfg.algo", "cfg.env.n_agents", "cfg.seed"]
-    pairs = pd.DataFrame()
-    if metrics is not None and {"uniform", "neighbor"} <= set(metrics.get("cfg.replay.sampler", [])):
-        final = final_rewards(metrics, ["run_id", "cfg.replay.sampler", *pair_keys]).reset_index()
-        pairs = final.pivot_table(index=pair_keys, columns="cfg.replay.sampler", values="reward").dropna()
+    if metrics is None or not {"uniform", "neighbor"} <= set(metrics.get("cfg.replay.sampler", [])):
+        return _row(claim, paper, NOT_MEASURED, "", "")
+    final = final_rewards(metrics)
+    pair_keys = ["cfg.study", *[k for k in grid_keys(metrics) if k not in DRAW_KEYS | {"cfg.study"}]]
+    pairs = paired(final, pair_keys, "cfg.replay.sampler", "reward", "uniform", "neighbor")
     if pairs.empty:
         return _row(claim, paper, NOT_MEASURED, "", "")
-    diff = (pairs["neighbor"] - pairs["uniform"]).to_numpy()
-    lo, hi = bootstrap_ci(diff[:, None])
-    verdict = ("interval contains 0: no significant difference" if lo[0] <= 0 <= hi[0] else
-               "significantly lower" if hi[0] < 0 else "significantly higher")
-    ours = (f"{diff.mean():+.2f} (95 % CI [{lo[0]:+.2f}, {hi[0]:+.2f}], {len(diff)} pairs; uniform mean "
+    diff = pairs["diff"].to_numpy()
+    lo, hi = bootstrap_ci(diff)
+    verdict = ("too few pairs for an interval" if len(diff) < 2 else
+               "interval contains 0: no significant difference" if lo <= 0 <= hi else
+               "significantly lower" if hi < 0 else "significantly higher")
+    in_pairs = final.merge(pairs[pair_keys], on=pair_keys)
+    in_pairs = in_pairs[in_pairs["cfg.replay.sampler"].isin(["uniform", "neighbor"])]
+    ours = (f"{diff.mean():+.2f} (95 % CI [{lo:+.2f}, {hi:+.2f}], {len(diff)} pairs; uniform mean "
             f"{pairs['uniform'].mean():.2f}): {verdict}")
-    return _row(claim, paper, ours, f"{final.run_id.nunique()} runs; all-agent return, last 20 % of episodes", "")
+    runs = in_pairs.drop_duplicates(RUN_ID)
+    return _row(claim, paper, ours, f"{len(runs)} runs in {len(diff)} pairs "
+                f"({', '.join(sorted(set(runs['cfg.study'])))}); all-agent return, last 20 % of episodes", "")
 
 
 def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> list[dict]:
     rows = []
-    totals = (run_totals(steady_state(phases), ["cfg.study", *RUN_KEYS, "run_id"]) if phases is not None
-              else None)
+    totals = run_totals(steady_state(phases)) if phases is not None else None
     claim = "end-to-end training time, neighbor vs uniform, N=12"
     sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
                                              & (totals["cfg.replay.storage"] == "reference")]
@@ -83,7 +102,7 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> 
         rows.append(_row(claim, "-10.2 %", NOT_MEASURED, "", ""))
     else:
         m = sel.groupby("cfg.replay.sampler")["total"].mean()
-        change = 100 * (m["neighbor"] / m["uniform"] - 1)
+        change = float(change_pct(m["neighbor"], m["uniform"]))
         rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over runs)",
                          f"{', '.join(sorted(set(sel['cfg.study'])))}: {len(sel)} runs", "", -10.2, change))
     rows.append(reward_row(metrics))
@@ -102,11 +121,12 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> 
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    bench = next((p for p in inputs if Path(p).name.startswith("sampling_bench")), None)
-    phases = [pd.read_parquet(p) for p in inputs if Path(p).name == "phases.summary.parquet"]
-    metrics = [pd.read_parquet(p) for p in inputs if Path(p).name == "metrics.summary.parquet"]
-    rows = sampling_rows(bench) + training_rows(pd.concat(phases, ignore_index=True) if phases else None,
-                                                pd.concat(metrics, ignore_index=True) if metrics else None)
+    named = named_inputs(inputs, INPUTS, "table paper1_claims", required=False)
+    bench = named["bench"][0] if named["bench"] else None
+    phases = pd.concat([pd.read_parquet(p) for p in named["phases"]], ignore_index=True) if named["phases"] else None
+    metrics = (pd.concat([pd.read_parquet(p) for p in named["metrics"]], ignore_index=True) if named["metrics"]
+               else None)
+    rows = sampling_rows(bench) + training_rows(phases, metrics)
     from effmarl.provenance import hardware
 
     hw = hardware()

@@ -1,28 +1,42 @@
-"""Paper 1: sampling-phase time per update round for each run, and its change against reference/uniform
-storage × sampler of the same algorithm, N and seed (the paper's −26.66 % / −27.39 % claims)."""
+"""Paper 1: sampling-phase time per update round for each run of one paper-1 study, and its change against the
+reference storage drawing uniformly (uniform sampling, or neighbor k = 1, which draws what uniform draws) with
+the same other grid keys (algorithm, N, seed …)."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import read_tables
-from effmarl.analysis.figures.paper1_phases import RUN_KEYS
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import change_pct, grid_keys, sampling_per_round
 
-CAPTION = ("Mini-batch sampling phase per update round (ms, measured inside training runs) by algorithm, N, "
-           "replay storage and sampler; change relative to reference storage with uniform sampling.")
+CAPTION = ("Mini-batch sampling phase per update round (ms, measured inside training runs), one row per run, by "
+           "the study's grid keys (algorithm, N, replay storage, sampler, neighbor window k, seed); change relative "
+           "to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys.")
+INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
+SHOWN = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k",
+         "cfg.seed"]
+DRAW = ["cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k"]
+
+
+def per_round(phases: pd.DataFrame) -> pd.DataFrame:
+    table = sampling_per_round(phases)
+    grid = grid_keys(phases)
+    keys = [k for k in SHOWN if k in table] + [k for k in grid if k not in SHOWN]
+    uniform_draws = table["cfg.replay.sampler"] == "uniform"
+    if "cfg.replay.neighbor_k" in table:
+        uniform_draws |= (table["cfg.replay.sampler"] == "neighbor") & (table["cfg.replay.neighbor_k"] == 1)
+    base = table[(table["cfg.replay.storage"] == "reference") & uniform_draws]
+    match = [g for g in grid if g not in DRAW]
+    if match:
+        base = base.groupby(match)["sampling_ms_per_round"].mean().rename("base").reset_index()
+        table = table.merge(base, on=match, how="left")
+    else:
+        table["base"] = base["sampling_ms_per_round"].mean() if len(base) else float("nan")
+    table["change_vs_reference_uniform_%"] = change_pct(table["sampling_ms_per_round"], table["base"])
+    table = table.sort_values(keys)[[*keys, "update_rounds", "sampling_ms_per_round", "change_vs_reference_uniform_%"]]
+    return table.rename(columns=lambda c: c.removeprefix("cfg.").removeprefix("replay.").removeprefix("env."))
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    summary = read_tables(inputs)
-    totals = summary.pivot_table(index=RUN_KEYS, columns="phase", values=["seconds", "calls"], aggfunc="sum")
-    table = pd.DataFrame({
-        "update_rounds": totals[("calls", "update_all_trainers")],
-        "sampling_ms_per_round": 1e3 * totals[("seconds", "sampling")] / totals[("calls", "update_all_trainers")],
-    }).reset_index()
-    keys = ["cfg.algo", "cfg.env.n_agents", "cfg.seed"]
-    base = table[(table["cfg.replay.storage"] == "reference") & (table["cfg.replay.sampler"] == "uniform")]
-    table = table.merge(base[keys + ["sampling_ms_per_round"]].rename(
-        columns={"sampling_ms_per_round": "base"}), on=keys, how="left")
-    table["change_vs_reference_uniform_%"] = 100 * (table["sampling_ms_per_round"] / table["base"] - 1)
-    table = table.drop(columns="base").rename(columns=lambda c: c.removeprefix("cfg.").removeprefix("replay."))
-    return table.round(3)
+    phases = read_tables(named_inputs(inputs, INPUTS, "table paper1_sampling")["phases"])
+    return per_round(phases).round(3).reset_index(drop=True)

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import read_tables
-from effmarl.analysis.figures.skeleton_returns import team_returns
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import team_returns
 
 CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."
+INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
-    summary = read_tables(inputs)
+    summary = read_tables(named_inputs(inputs, INPUTS, "table skeleton_returns")["metrics"])
     data = team_returns(summary)
     table = (data.groupby(["cfg.env.n_agents", "team"])["return"]
              .agg(mean="mean", std="std", episodes="count").reset_index()

@@ -1,0 +1,59 @@
+"""Paper-1 phase metrics from a phases table (one row per run, episode and phase: seconds, calls): the warm-up
+cut, per-run totals and per-phase seconds, sampling time per update round, and phase shares. Every per-run value
+is computed per run identity (study, run_id) and carries the run's whole configuration."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.metrics.runs import per_run, run_columns
+
+# `update_all_trainers` encloses the five update sub-phases; `checkpoint` (saving run state) is not training.
+LEAF_PHASES = ["action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
+               "target_update"]
+UPDATE_PHASES = ["sampling", "target_q", "q_loss", "p_loss", "target_update"]
+
+
+def steady_state(phases: pd.DataFrame) -> pd.DataFrame:
+    """Each run's phase rows from its first update round on. The warm-up (no update rounds yet) is a third of a
+    default-profile run but under 2 % of the paper's (25 600 of 1.5 M steps), so shares and end-to-end times are
+    compared after it. A run with no update round keeps all its rows."""
+    run = run_columns(phases)
+    first = phases[phases.phase == "update_all_trainers"].groupby(run)["episode"].min().rename("_first_update")
+    first_update = phases.join(first, on=run)["_first_update"].fillna(-1)
+    return phases[phases.episode >= first_update]
+
+
+def phase_seconds(phases: pd.DataFrame, names: list[str] = LEAF_PHASES) -> pd.DataFrame:
+    """Seconds per run and phase, wide (one column per name in `names`), with every configuration column."""
+    sel = phases[phases.phase.isin(names)]
+    wide = sel.pivot_table(index=run_columns(phases), columns="phase", values="seconds", aggfunc="sum",
+                           fill_value=0.0).reindex(columns=names, fill_value=0.0)
+    wide.columns.name = None
+    return per_run(phases, wide)
+
+
+def run_totals(phases: pd.DataFrame) -> pd.DataFrame:
+    """Per run: `total` training seconds (sum of the leaf phases) and `update` seconds (the enclosing
+    update_all_trainers phase), with every configuration column."""
+    keys = run_columns(phases)
+    leaf = phases[phases.phase.isin(LEAF_PHASES)].groupby(keys)["seconds"].sum().rename("total")
+    update = phases[phases.phase == "update_all_trainers"].groupby(keys)["seconds"].sum().rename("update")
+    return per_run(phases, pd.concat([leaf, update], axis=1).fillna(0.0))
+
+
+def sampling_per_round(phases: pd.DataFrame) -> pd.DataFrame:
+    """Per run: update rounds and the sampling phase's milliseconds per update round."""
+    keys = run_columns(phases)
+    calls = phases[phases.phase == "update_all_trainers"].groupby(keys)["calls"].sum()
+    seconds = phases[phases.phase == "sampling"].groupby(keys)["seconds"].sum()
+    values = pd.DataFrame({"update_rounds": calls, "sampling_ms_per_round": 1e3 * seconds / calls})
+    return per_run(phases, values)
+
+
+def shares(phases: pd.DataFrame, by: list[str], names: list[str], total: list[str]) -> pd.DataFrame:
+    """% of the summed seconds of the `total` phases, for each phase in `names`, per group of `by` (seconds
+    summed over the group's runs)."""
+    sec = phases.pivot_table(index=by, columns="phase", values="seconds", aggfunc="sum", fill_value=0.0)
+    sec = sec.reindex(columns=sorted(set(names) | set(total)), fill_value=0.0)
+    return sec[names].div(sec[total].sum(axis=1), axis=0) * 100

@@ -1,0 +1,40 @@
+"""Episode-return metrics: team returns, all-agent returns per run and episode, final reward per run."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.metrics.runs import per_run, run_columns
+
+FINAL_FRACTION = 0.2  # the final reward of a run: mean over its last 20 % of episodes
+
+
+def team_returns(metrics: pd.DataFrame) -> pd.DataFrame:
+    """Return per run, episode and team (summed over the team's agents), with every configuration column."""
+    keys = [*run_columns(metrics), "episode", "team"]
+    values = metrics.groupby(keys)["return"].sum().reset_index().set_index(run_columns(metrics))
+    return per_run(metrics, values)
+
+
+def episode_returns(metrics: pd.DataFrame) -> pd.DataFrame:
+    """All-agent return per run and episode, with every configuration column."""
+    keys = [*run_columns(metrics), "episode"]
+    values = metrics.groupby(keys)["return"].sum().reset_index().set_index(run_columns(metrics))
+    return per_run(metrics, values)
+
+
+def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_FRACTION) -> pd.DataFrame:
+    """Per run: `reward`, the mean all-agent episode return over the last `fraction` of its episodes."""
+    ep = episode_returns(metrics)
+    keys = run_columns(metrics)
+    span = ep.groupby(keys)["episode"].agg(["min", "max"])
+    bounds = ep.join(span, on=keys)
+    last = ep[bounds["episode"] >= bounds["min"] + (1 - fraction) * (bounds["max"] - bounds["min"])]
+    return per_run(metrics, last.groupby(keys)["return"].mean().rename("reward"))
+
+
+def final_win_rates(metrics: pd.DataFrame, last: int) -> pd.DataFrame:
+    """Per run: `win_rate`, the mean test win rate of its last `last` evaluations, with every configuration column."""
+    keys = run_columns(metrics)
+    tail = metrics.sort_values("env_steps").groupby(keys, group_keys=False).tail(last)
+    return per_run(metrics, tail.groupby(keys)["test_win_rate"].mean().rename("win_rate"))

@@ -1,0 +1,196 @@
+"""One test per defect found in the published default run's paper-1 figures and tables (issue 12): each builds
+the figure or table from a small synthetic study table and checks the property the defect broke."""
+
+from __future__ import annotations
+
+import matplotlib.colors as mcolors
+import pandas as pd
+import pytest
+from matplotlib.container import BarContainer
+
+from effmarl.analysis.common import add_footer
+from effmarl.analysis.figures import (
+    paper1_counters,
+    paper1_phases,
+    paper1_sampling_bench,
+    paper1_scaling,
+    skeleton_returns,
+)
+from effmarl.analysis.tables import paper1_claims, paper1_sampling
+
+
+def _phase_rows(run: dict, sampling_s: float, rounds: int = 10) -> list[dict]:
+    return [{**run, "episode": 1, "phase": p, "seconds": s, "calls": c} for p, s, c in (
+        ("sampling", sampling_s, rounds * 3), ("update_all_trainers", sampling_s + 3.0, rounds),
+        ("target_q", 1.0, rounds * 3), ("q_loss", 1.0, rounds * 3), ("p_loss", 1.0, rounds * 3),
+        ("env_step", 2.0, 100), ("action_selection", 1.0, 100), ("buffer_add", 0.5, 100))]
+
+
+@pytest.fixture
+def ksweep_phases(tmp_path):
+    """A k sweep as the default profile has it: maddpg N=3 reference/neighbor, k in 1, 4, 16, 64, two seeds;
+    sampling gets cheaper with k."""
+    rows = []
+    for k, sampling in ((1, 2.0), (4, 1.6), (16, 1.2), (64, 1.1)):
+        for seed in (0, 1):
+            run = {"cfg.study": "paper1_ksweep", "run_id": f"neighbor_k-{k}_seed-{seed}", "cfg.profile": "t",
+                   "git_commit": "abc", "cfg.algo": "maddpg", "cfg.env.n_agents": 3, "cfg.replay.storage": "reference",
+                   "cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": k, "cfg.seed": seed}
+            rows += _phase_rows(run, sampling)
+    path = tmp_path / "phases.summary.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    return str(path)
+
+
+def test_ksweep_sampling_table_keeps_every_k_apart(ksweep_phases):
+    table = paper1_sampling.make([f"phases={ksweep_phases}"])
+    assert len(table) == 8 and set(table["neighbor_k"]) == {1, 4, 16, 64}
+    assert (table["update_rounds"] == 10).all()
+    by_k = table.groupby("neighbor_k")["sampling_ms_per_round"].mean()
+    assert by_k.to_dict() == pytest.approx({1: 200.0, 4: 160.0, 16: 120.0, 64: 110.0})
+    # k = 1 draws what uniform draws: it is the baseline, so the change column is defined
+    change = table.groupby("neighbor_k")["change_vs_reference_uniform_%"].mean()
+    assert change[1] == pytest.approx(0.0) and change[16] == pytest.approx(-40.0)
+
+
+def test_ksweep_phase_breakdown_has_one_bar_per_run(ksweep_phases):
+    wide = paper1_phases.breakdown(pd.read_parquet(ksweep_phases))
+    assert len(wide) == 8 and wide["label"].nunique() == 8
+    assert "neighbor_k=64 seed=1" in set(wide["label"])
+
+
+def _overlap(a, b) -> bool:
+    return a.x0 < b.x1 and b.x0 < a.x1 and a.y0 < b.y1 and b.y0 < a.y1
+
+
+def _assert_legends_cover_no_label_or_footer(fig, summary):
+    add_footer(fig, summary)
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    legends = [lg for ax in fig.axes if (lg := ax.get_legend())] + list(fig.legends)
+    assert legends
+    texts = [t for ax in fig.axes for t in (ax.xaxis.label, ax.yaxis.label, ax.title) if t.get_text()]
+    texts += [t for t in fig.texts if t.get_text().startswith("runs: ")]
+    for legend in legends:
+        box = legend.get_window_extent(r)
+        for text in texts:
+            assert not _overlap(box, text.get_window_extent(r)), f"legend covers {text.get_text()[:40]!r}"
+        for ax in fig.axes:
+            assert not _overlap(box, ax.get_window_extent(r)) or legend.axes is not ax, "legend covers its data"
+
+
+@pytest.mark.parametrize("study", ["ksweep", "main"])
+def test_phase_breakdown_legend_covers_neither_x_label_nor_runs_footer(study, ksweep_phases, tmp_path):
+    if study == "ksweep":
+        phases = pd.read_parquet(ksweep_phases)
+    else:  # the default paper1 study: 2 algos x 2 N x 2 storages x 2 samplers x 2 seeds = 32 runs
+        rows = []
+        for algo in ("maddpg", "masac"):
+            for n in (3, 12):
+                for storage in ("reference", "contiguous"):
+                    for sampler in ("uniform", "neighbor"):
+                        for seed in (0, 1):
+                            run = {"cfg.study": "paper1", "run_id": f"{algo}{n}{storage}{sampler}{seed}",
+                                   "cfg.profile": "t", "git_commit": "abc", "cfg.algo": algo, "cfg.env.n_agents": n,
+                                   "cfg.replay.storage": storage, "cfg.replay.sampler": sampler, "cfg.seed": seed}
+                            rows += _phase_rows(run, 1.0 + seed)
+        phases = pd.DataFrame(rows)
+    path = tmp_path / "p.parquet"
+    phases.to_parquet(path)
+    fig, shown = paper1_phases.make([f"phases={path}"])
+    _assert_legends_cover_no_label_or_footer(fig, shown)
+
+
+def _bar_colors(ax) -> dict[str, str]:
+    return {c.get_label(): mcolors.to_hex(c.patches[0].get_facecolor()) for c in ax.containers
+            if isinstance(c, BarContainer) and not c.get_label().startswith("_")}
+
+
+def test_phase_scaling_gives_each_phase_one_colour_in_both_columns(ksweep_phases, tmp_path):
+    rows = []
+    for n in (3, 6, 12):
+        run = {"cfg.study": "paper1", "run_id": f"n{n}", "cfg.profile": "t", "git_commit": "abc", "cfg.algo": "maddpg",
+               "cfg.env.n_agents": n, "cfg.replay.storage": "reference", "cfg.replay.sampler": "uniform", "cfg.seed": 0}
+        rows += _phase_rows(run, 1.0 * n)
+    path = tmp_path / "phases.summary.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    fig, shown = paper1_scaling.make([f"phases={path}"])
+    left, right = _bar_colors(fig.axes[0]), _bar_colors(fig.axes[1])
+    shared = set(left) & set(right)
+    assert {"sampling", "target_q", "q_loss", "p_loss", "target_update"} <= shared
+    assert all(left[p] == right[p] for p in shared), {p: (left[p], right[p]) for p in shared}
+    _assert_legends_cover_no_label_or_footer(fig, shown)
+
+
+def _counters(tmp_path, d1_neighbor: float) -> str:
+    rows = []
+    for n in (3, 12):
+        for sampler, value in (("uniform", 700.0), ("neighbor", d1_neighbor if n == 3 else 600.0)):
+            rows.append({"source": "cachegrind", "metric": "D1m", "storage": "reference", "sampler": sampler,
+                         "n_agents": n, "per_sampled_transition": value, "available": True, "reason": None})
+    rows.append({"source": "perf", "metric": "all", "storage": "reference", "sampler": "uniform", "n_agents": 3,
+                 "per_sampled_transition": None, "available": False, "reason": "no PMU"})
+    path = tmp_path / "counters.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    return str(path)
+
+
+def test_counters_figure_does_not_draw_noise_floor_negatives_as_data(tmp_path):
+    fig, _ = paper1_counters.make([_counters(tmp_path, d1_neighbor=-160.0)])
+    heights = [p.get_height() for c in fig.axes[0].containers if isinstance(c, BarContainer) for p in c.patches]
+    assert heights and min(heights) > 0, heights
+    assert len(heights) == 3  # the −160 is not a bar
+    assert any("noise" in t.get_text() for t in fig.axes[0].texts)
+    assert fig.axes[0].get_ylim()[0] >= 0
+
+
+def test_counters_and_sampling_bench_colour_each_sampler_alike(tmp_path):
+    fig, _ = paper1_counters.make([_counters(tmp_path, d1_neighbor=650.0)])
+    counters = _bar_colors(fig.axes[0])
+    bench = pd.DataFrame([{"storage": "reference", "sampler": s, "n_agents": n, "median_ms": m, "q25_ms": m - 1,
+                           "q75_ms": m + 1}
+                          for n in (3, 12) for s, m in (("uniform", 10.0 * n), ("neighbor_k16", 7.0 * n))])
+    path = tmp_path / "bench.parquet"
+    bench.to_parquet(path)
+    fig2, _ = paper1_sampling_bench.make([f"bench={path}"])
+    handles, labels = fig2.axes[0].get_legend_handles_labels()
+    lines = {label.split("_")[0]: mcolors.to_hex(h.lines[0].get_color())
+             for h, label in zip(handles, labels, strict=True)}
+    assert counters == {"uniform": lines["uniform"], "neighbor": lines["neighbor"]}
+
+
+def test_random_returns_use_a_log_axis_so_small_n_stays_visible(tmp_path):
+    rows = [{"cfg.study": "skeleton", "run_id": f"n{n}", "cfg.profile": "t", "git_commit": "abc",
+             "cfg.env.n_agents": n, "cfg.seed": 0, "episode": e, "team": team, "agent": 0,
+             "return": sign * n * n * (1 + e)}
+            for n in (3, 48) for e in range(3) for team, sign in (("predator", 1), ("prey", -1))]
+    path = tmp_path / "metrics.summary.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    fig, _ = skeleton_returns.make([str(path)])
+    assert fig.axes[0].get_yscale() in ("log", "symlog")
+
+
+def _rewards(seeds_paired: int, neighbor_only: int) -> pd.DataFrame:
+    rows = []
+    for seed in range(seeds_paired + neighbor_only):
+        samplers = ("uniform", "neighbor") if seed < seeds_paired else ("neighbor",)
+        for sampler in samplers:
+            for storage in ("reference", "contiguous"):
+                for episode, ret in enumerate([0.0, 0.0, 0.0, 0.0, 10.0 + seed + (sampler == "neighbor")]):
+                    rows.append({"cfg.study": "paper1", "run_id": f"{sampler}-{storage}-{seed}", "cfg.algo": "maddpg",
+                                 "cfg.env.n_agents": 3, "cfg.seed": seed, "cfg.replay.sampler": sampler,
+                                 "cfg.replay.storage": storage, "episode": episode, "team": "predator",
+                                 "return": ret})
+    return pd.DataFrame(rows)
+
+
+def test_reward_claim_cites_only_the_runs_that_form_pairs():
+    row = paper1_claims.reward_row(_rewards(seeds_paired=4, neighbor_only=2))  # 16 paired + 4 unpaired runs
+    assert "4 pairs" in row["ours"] and row["ours"].startswith("+1.00")
+    assert row["source"].startswith("16 runs in 4 pairs"), row["source"]
+
+
+def test_reward_claim_with_one_pair_gives_no_verdict():
+    row = paper1_claims.reward_row(_rewards(seeds_paired=1, neighbor_only=0))
+    assert "1 pairs" in row["ours"] and "too few pairs for an interval" in row["ours"]
+    assert "significantly" not in row["ours"]
