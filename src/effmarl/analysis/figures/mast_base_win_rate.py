@@ -22,7 +22,7 @@ def make(inputs: list[str]):
     maps = sorted(data["map"].unique())
     fig, axes = plt.subplots(1, len(maps), figsize=(4 * len(maps), 3.2), squeeze=False, sharey=True)
     for ax, name in zip(axes[0], maps, strict=True):
-        sns.lineplot(data=data[data["map"] == name], x="env_steps", y="test_win_rate", hue="algorithm",
+        sns.lineplot(data=data[data["map"] == name], x="eval_step", y="test_win_rate", hue="algorithm",
                      errorbar=("ci", 95), ax=ax)
         ax.set_title(f"SMAX {name}")
         ax.set_xlabel("environment steps")

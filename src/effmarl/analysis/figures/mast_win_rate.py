@@ -1,5 +1,6 @@
 """MAST study: greedy test win rate vs environment steps per method (mean and 95 % CI over seeds), per map and
-algorithm."""
+algorithm. x is each evaluation's grid step (eval_step, a multiple of qmix.eval_every), so every seed has a point at
+every x and the band is over seeds."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def make(inputs: list[str]):
     panels = sorted(data["panel"].unique())
     fig, axes = plt.subplots(1, len(panels), figsize=(4 * len(panels), 3.2), squeeze=False, sharey=True)
     for ax, name in zip(axes[0], panels, strict=True):
-        sns.lineplot(data=data[data["panel"] == name], x="env_steps", y="test_win_rate", hue="method",
+        sns.lineplot(data=data[data["panel"] == name], x="eval_step", y="test_win_rate", hue="method",
                      hue_order=order, errorbar=("ci", 95), ax=ax)
         ax.set_title(name)
         ax.set_xlabel("environment steps")
