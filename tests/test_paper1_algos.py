@@ -129,7 +129,7 @@ def test_defaults_are_the_original_maddpg_values():
     assert cfg["offpolicy"] == {"lr": 0.01, "gamma": 0.95, "batch_size": 1024, "hidden": [64, 64],
                                 "update_every": 100, "warmup": 25600, "tau": 0.01, "grad_clip": 0.5,
                                 "actor_reg": 0.001, "train_teams": ["predator", "prey"],
-                                "checkpoint_every": 1000}
+                                "checkpoint_every": 1000, "learner": "sequential"}
     assert cfg["masac"]["alpha"] == 0.05 and cfg["masac"]["autotune"] is False
     assert cfg["replay"]["storage"] == "reference" and cfg["replay"]["buffer_size"] == 1_000_000
     assert cfg["replay"]["batch_mode"] == "per_agent" and cfg["replay"]["sampler"] == "uniform"

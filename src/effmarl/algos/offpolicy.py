@@ -8,6 +8,9 @@ Per environment step, written as the phases paper 1 profiles:
         -> target_update
 `replay.batch_mode`: `per_agent` (the original: each agent's update draws its own batch, so the reference
 storage does N·N per-agent-buffer gathers per round) or `shared` (one batch per round for all agents).
+`offpolicy.learner`: `sequential` (the paper-faithful round above, agent after agent) or `batched`
+(effmarl.algos.batched: the sampling phase draws all of the round's batches as one `[G, B, …]` gather, then
+target_q, q_loss, p_loss and target_update each run once for all agents together).
 
 The whole run state — networks, optimisers, RNG states, replay storage, counters, metrics and phase rows so
 far — is a `TrainState`, saved atomically to `rundir.checkpoint_dir` every `offpolicy.checkpoint_every`
@@ -28,7 +31,7 @@ from effmarl import io
 from effmarl.config import ConfigError
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
-from effmarl.replay import Batch, Storage, make_sampler, make_storage
+from effmarl.replay import Batch, Storage, make_sampler, make_storage, sampling_round
 from effmarl.runs import RunDir
 
 UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
@@ -142,13 +145,21 @@ class TrainState:
 
 def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, trained: list[int],
                  timer: PhaseTimer) -> None:
-    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch."""
+    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch.
+    A batched learner gets all of the round's batches at once (one per agent, untrained ones included and
+    masked out, in per_agent mode) and updates every agent in one pass."""
+    if getattr(state.learner, "batched", False):
+        groups = state.learner.n if batch_mode == "per_agent" else 1
+        with timer.phase("sampling"):
+            batch = sampling_round(state.storage, sampler, state.rng, batch_size, groups, layout="stacked")
+        state.learner.update_all(batch, timer)
+        state.update_rounds += 1
+        return
     batch = None
     for agent in trained:
         if batch is None or batch_mode == "per_agent":
             with timer.phase("sampling"):
-                indices = sampler.sample(len(state.storage), state.storage.write_pos, batch_size, state.rng)
-                batch = state.storage.gather(indices)
+                (batch,) = sampling_round(state.storage, sampler, state.rng, batch_size, 1)
         state.learner.update(agent, batch, timer)
     state.update_rounds += 1
 
@@ -162,8 +173,11 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     spec: EnvSpec = env.spec
     n = spec.n_agents
     trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
+    learner = make_learner(cfg, spec, device)
+    if hasattr(learner, "set_trained"):
+        learner.set_trained(trained)
     state = TrainState(
-        learner=make_learner(cfg, spec, device),
+        learner=learner,
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
         rng=np.random.default_rng([cfg["seed"], 1]),
     )
@@ -206,5 +220,6 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     rundir.write_table("phases", state.phases)
     rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
                                    "update_rounds": state.update_rounds, "resumed_from_episode": resumed_from,
-                                   "device": str(device)})
+                                   "device": str(device), "env_backend": cfg["env"]["backend"],
+                                   "learner": off["learner"]})
     return state
