@@ -164,14 +164,26 @@ def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, t
     state.update_rounds += 1
 
 
-def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
-    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)`; writes metrics and phases."""
+@dataclass
+class Loop:
+    """What one run's episodes need besides the `TrainState`: environment, sampler, who trains, the timer."""
+
+    cfg: dict
+    env: object
+    spec: EnvSpec
+    sampler: object
+    trained: list[int]
+    timer: PhaseTimer
+    device: torch.device
+
+
+def build(cfg: dict, make_learner) -> tuple[Loop, TrainState]:
+    """The environment, learner, storage and sampler of run config `cfg` (checked first)."""
     check_config(cfg)
     off, replay = cfg["offpolicy"], cfg["replay"]
     device = resolve_device(cfg["device"])
     env = make_env(cfg["env"])
     spec: EnvSpec = env.spec
-    n = spec.n_agents
     trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
     learner = make_learner(cfg, spec, device)
     if hasattr(learner, "set_trained"):
@@ -181,30 +193,45 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
         rng=np.random.default_rng([cfg["seed"], 1]),
     )
-    resumed_from = state.episode if state.restore(rundir, cfg) else None
-    sampler = make_sampler(replay)
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+    return Loop(cfg, env, spec, make_sampler(replay), trained, timer, device), state
+
+
+def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
+    """One episode of the phase-timed loop (updates included); returns every agent's return."""
+    off, replay, timer = loop.cfg["offpolicy"], loop.cfg["replay"], loop.timer
+    n = loop.spec.n_agents
+    step = loop.env.reset(seed=loop.cfg["seed"] * 100_003 + state.episode)
+    obs = [o[0] for o in step.obs]
+    returns = np.zeros(n)
+    done = False
+    while not done:
+        with timer.phase("action_selection"):
+            actions, onehots = state.learner.act(obs)
+        with timer.phase("env_step"):
+            step = loop.env.step(actions[None, :])
+        next_obs = [o[0] for o in step.obs]
+        with timer.phase("buffer_add"):
+            # `done` is termination inside the task; a step-limit truncation still bootstraps
+            state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
+        obs, done = next_obs, bool(step.done[0])
+        returns += step.rewards[0]
+        state.env_steps += 1
+        if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
+            with timer.phase("update_all_trainers"):
+                update_round(state, loop.sampler, off["batch_size"], replay["batch_mode"], loop.trained, timer)
+    return returns
+
+
+def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
+    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)`; writes metrics and phases."""
+    off = cfg["offpolicy"]
+    loop, state = build(cfg, make_learner)
+    spec, timer = loop.spec, loop.timer
+    resumed_from = state.episode if state.restore(rundir, cfg) else None
     while state.episode < cfg["budget"]["episodes"]:
         episode = state.episode
-        step = env.reset(seed=cfg["seed"] * 100_003 + episode)
-        obs = [o[0] for o in step.obs]
-        returns = np.zeros(n)
-        done = False
-        while not done:
-            with timer.phase("action_selection"):
-                actions, onehots = state.learner.act(obs)
-            with timer.phase("env_step"):
-                step = env.step(actions[None, :])
-            next_obs = [o[0] for o in step.obs]
-            with timer.phase("buffer_add"):
-                # `done` is termination inside the task; a step-limit truncation still bootstraps
-                state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
-            obs, done = next_obs, bool(step.done[0])
-            returns += step.rewards[0]
-            state.env_steps += 1
-            if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
-                with timer.phase("update_all_trainers"):
-                    update_round(state, sampler, off["batch_size"], replay["batch_mode"], trained, timer)
+        returns = play_episode(loop, state)
         state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
                            "env_steps": state.env_steps, "update_rounds": state.update_rounds}
                           for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
@@ -215,11 +242,11 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
                 state.phases += timer.snapshot(episode=episode)
                 state.save(rundir, cfg)
         state.phases += timer.snapshot(episode=episode)
-    env.close()
+    loop.env.close()
     rundir.write_table("metrics", state.metrics)
     rundir.write_table("phases", state.phases)
     rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
                                    "update_rounds": state.update_rounds, "resumed_from_episode": resumed_from,
-                                   "device": str(device), "env_backend": cfg["env"]["backend"],
+                                   "device": str(loop.device), "env_backend": cfg["env"]["backend"],
                                    "learner": off["learner"]})
     return state
