@@ -33,6 +33,7 @@ include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
 include: "workflow/rules/mast.smk"
 include: "workflow/rules/paper1.smk"
+include: "workflow/rules/bench.smk"
 
 
 rule all:

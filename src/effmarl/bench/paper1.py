@@ -35,6 +35,9 @@ LOOPS = {"paper": {"storage": "reference", "learner": "sequential", "backend": "
          "today": {"storage": "contiguous", "learner": "sequential", "backend": "mpe"},
          "batched": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec"}}
 FIELDS = ("obs", "act", "rew", "next_obs", "done")
+CAPTION = ("Paper-1 engine benchmark (effmarl bench paper1): sampling per update round vs the paper's baseline "
+           "and the memory floor; update-round time and end-to-end env steps/s of the paper-faithful loop, today's "
+           "loop and the batched learner on the vectorised environment, measured side by side in one run.")
 
 
 # ------------------------------------------------------------------------------------------- transitions
@@ -322,7 +325,8 @@ def run(args) -> dict:
                          "env_steps_per_s", "end_to_end_vs_paper", "action_selection_ms_per_step",
                          "env_step_ms_per_step", "buffer_add_ms_per_step", "update_all_trainers_ms_per_step",
                          "peak_rss_mib", "rss_growth_mib"]))
-    rec = provenance.record(extra={"benchmark": "bench_paper1", "args": vars(args)})
+    rec = provenance.record(extra={"benchmark": "bench_paper1", "kind": "benchmark", "name": "bench paper1",
+                                   "caption": CAPTION, "args": vars(args)})
     header = (f"# effmarl bench paper1 ({args.size}, device {args.device}, {args.threads} torch thread(s))\n\n"
               f"git {rec['git']['commit']} (dirty: {rec['git']['dirty']}), {rec['hardware']['cpu_model']}, "
               f"torch {torch.__version__}, numpy {np.__version__}, profile {args.profile}.\n")
