@@ -37,8 +37,8 @@ def test_sampling_table(bench):
 
 def test_loops_table_and_provenance(bench):
     loops = pd.read_csv(f"{bench}.loops.csv")
-    assert loops["loop"].tolist() == ["paper", "today", "batched"]
-    assert loops["backend"].tolist() == ["mpe", "mpe", "mpe_vec"]
+    assert loops["loop"].tolist() == ["paper", "today", "batched", "batched_shared"]
+    assert loops["backend"].tolist() == ["mpe", "mpe", "mpe_vec", "mpe_vec"]
     assert (loops["env_steps"] == 4 * 25).all() and (loops["env_steps_per_s"] > 0).all()
     assert loops.set_index("loop").loc["paper", "end_to_end_vs_paper"] == 1.0
     assert loops.set_index("loop").loc["today", "round_speedup_vs_today"] == 1.0

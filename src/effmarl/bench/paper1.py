@@ -9,9 +9,10 @@
    than the last-level cache, measured in the same process: how close the gather is to memory speed.
 3. **Training loops** at paper 1's update ratio (a round of batch B every 100 env steps): the paper-faithful
    loop (reference storage, per-agent batches, sequential learner, mpe2), today's loop (contiguous storage,
-   same otherwise) and the batched + vectorised loop (contiguous, per-agent batches as one gather, batched
-   learner, `mpe_vec`). Each runs in a fresh process (for its own peak memory) with the replay buffer
-   prefilled, times `--episodes` episodes end to end (env steps/s) and `--rounds` update rounds.
+   same otherwise), the batched + vectorised loop (contiguous, per-agent batches as one gather, batched
+   learner, `mpe_vec`), and the same with one shared batch per round (other batch semantics, for scale).
+   Each runs in a fresh process (for its own peak memory) with the replay buffer prefilled, and times
+   `--episodes` episodes end to end (env steps/s) and `--rounds` update rounds.
 
 A speed measurement, not a test: read ratios, not absolute times. `--device cuda` puts the contiguous storage
 and the networks on the GPU (timers synchronise). `--size small` is the workflow step (a couple of minutes).
@@ -31,9 +32,11 @@ import numpy as np
 DEFAULT_OUT = Path("benchmarks") / "results" / "bench_paper1"
 SIZES = {"small": {"agents": [3, 12], "fill": 5_000, "rounds": 5, "episodes": 8, "stream_mib": 128},
          "full": {"agents": [3, 12, 48], "fill": 50_000, "rounds": 20, "episodes": 20, "stream_mib": 512}}
-LOOPS = {"paper": {"storage": "reference", "learner": "sequential", "backend": "mpe"},
-         "today": {"storage": "contiguous", "learner": "sequential", "backend": "mpe"},
-         "batched": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec"}}
+LOOPS = {"paper": {"storage": "reference", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
+         "today": {"storage": "contiguous", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
+         "batched": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec", "batch_mode": "per_agent"},
+         "batched_shared": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec",
+                            "batch_mode": "shared"}}
 FIELDS = ("obs", "act", "rew", "next_obs", "done")
 CAPTION = ("Paper-1 engine benchmark (effmarl bench paper1): sampling per update round vs the paper's baseline "
            "and the memory floor; update-round time and end-to-end env steps/s of the paper-faithful loop, today's "
@@ -165,7 +168,8 @@ def loop_config(loop: str, n_agents: int, args) -> dict:
                      "budget": {"episodes": args.episodes},
                      "offpolicy": {"batch_size": args.batch, "warmup": args.batch, "update_every": 100,
                                    "checkpoint_every": 0, "learner": spec["learner"]},
-                     "replay": {"storage": spec["storage"], "batch_mode": "per_agent", "buffer_size": 1_000_000}},
+                     "replay": {"storage": spec["storage"], "batch_mode": spec["batch_mode"],
+                                "buffer_size": 1_000_000}},
                     part="run")
 
 
@@ -190,7 +194,8 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     rss_built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     off = cfg["offpolicy"]
     offpolicy.play_episode(loop, state)                       # warm-up episode and round, not recorded
-    offpolicy.update_round(state, loop.sampler, off["batch_size"], "per_agent", loop.trained, loop.timer)
+    mode = cfg["replay"]["batch_mode"]
+    offpolicy.update_round(state, loop.sampler, off["batch_size"], mode, loop.trained, loop.timer)
     state.env_steps = 0
     loop.timer.snapshot()
     start = time.perf_counter()
@@ -203,7 +208,7 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     for _ in range(rounds):                                   # update rounds alone, for their distribution
         sync()
         begin = time.perf_counter()
-        offpolicy.update_round(state, loop.sampler, off["batch_size"], "per_agent", loop.trained, loop.timer)
+        offpolicy.update_round(state, loop.sampler, off["batch_size"], mode, loop.trained, loop.timer)
         sync()
         round_times.append(time.perf_counter() - begin)
     out = {"env_steps": state.env_steps, "wall_s": wall, "round_ms": float(np.median(round_times)) * 1e3,
@@ -237,7 +242,7 @@ def measure_loops(n_agents: int, args) -> list[dict]:
 def summarise_loops(raw):
     import pandas as pd
 
-    table = raw.groupby(["n_agents", "loop", "storage", "learner", "backend"], sort=False).median(
+    table = raw.groupby(["n_agents", "loop", "storage", "learner", "backend", "batch_mode"], sort=False).median(
         numeric_only=True).reset_index().drop(columns=["rep"])
     table["env_steps_per_s"] = table["env_steps"] / table["wall_s"]
     base = table.set_index(["n_agents", "loop"])
@@ -318,10 +323,12 @@ def run(args) -> dict:
     if "loops" in args.sections:
         raw = pd.DataFrame([row for n in args.agents for row in measure_loops(n, args)])
         tables["loops"] = summarise_loops(raw)
-        parts.append(f"## Training loops at paper 1's update ratio ({args.algo}, a round of B = {args.batch} per-agent "
-                     f"batches every 100 env steps, {args.episodes} timed episodes, {args.rounds} timed rounds)\n\n"
+        parts.append(f"## Training loops at paper 1's update ratio ({args.algo}, a round of B = {args.batch} "
+                     f"every 100 env steps, {args.episodes} timed episodes, {args.rounds} timed rounds; "
+                     f"round_speedup_vs_today compares like batch semantics only in per_agent rows)\n\n"
                      + _markdown(tables["loops"], [
-                         "n_agents", "loop", "storage", "learner", "backend", "round_ms", "round_speedup_vs_today",
+                         "n_agents", "loop", "storage", "learner", "backend", "batch_mode", "round_ms",
+                         "round_speedup_vs_today",
                          "env_steps_per_s", "end_to_end_vs_paper", "action_selection_ms_per_step",
                          "env_step_ms_per_step", "buffer_add_ms_per_step", "update_all_trainers_ms_per_step",
                          "peak_rss_mib", "rss_growth_mib"]))
