@@ -173,6 +173,26 @@ def loop_config(loop: str, n_agents: int, args) -> dict:
                     part="run")
 
 
+def _rss_mib(field: str) -> float | None:
+    """VmRSS (now) or VmHWM (peak since start or the last reset) of this process, MiB (Linux)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return None
+
+
+def _reset_peak_rss() -> bool:
+    """Reset the peak-RSS mark (Linux >= 4.0), so the peak counts the loop, not the imports before it."""
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+        return _rss_mib("VmHWM") is not None
+    except OSError:
+        return False
+
+
 def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     """In a fresh process: build the loop of `cfg`, prefill its buffer, time its episodes and update rounds."""
     import torch
@@ -191,7 +211,7 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     loop, state = offpolicy.build(cfg, maddpg_cls if cfg["algo"] == "maddpg" else masac_cls)
     transitions, _ = rollout(cfg["env"]["n_agents"], min(fill_n, 2_000), cfg["seed"])
     fill(state.storage, transitions, fill_n)
-    rss_built = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss_built, reset = _rss_mib("VmRSS"), _reset_peak_rss()     # imports and networks are in; the buffer is not
     off = cfg["offpolicy"]
     offpolicy.play_episode(loop, state)                       # warm-up episode and round, not recorded
     mode = cfg["replay"]["batch_mode"]
@@ -214,7 +234,7 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     out = {"env_steps": state.env_steps, "wall_s": wall, "round_ms": float(np.median(round_times)) * 1e3,
            "round_ms_q25": float(np.quantile(round_times, 0.25)) * 1e3,
            "round_ms_q75": float(np.quantile(round_times, 0.75)) * 1e3,
-           "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+           "peak_rss_mib": _rss_mib("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "rss_before_fill_mib": rss_built,
            "peak_device_mib": (torch.cuda.max_memory_allocated() / 2**20 if loop.device.type == "cuda" else None)}
     for name in ("action_selection", "env_step", "buffer_add", "update_all_trainers", "sampling", "target_q",
