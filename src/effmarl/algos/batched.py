@@ -5,7 +5,8 @@ after another, each recomputing every agent's target action. Here the N actors, 
 `StackedMLP`s (`[N, in, out]` parameters, one batched matmul per layer), and a round is
     target_q       target actions of all agents, once per sampled batch; all N target critics at once
     q_loss         all N critics' losses summed, one backward, one Adam step (per-agent clipping)
-    p_loss         all N actors' losses summed (agent i's action resampled in critic i's input), one step
+    p_loss         all N actors' losses summed (agent i's action resampled in critic i's input, as a rank-A
+                 correction of the q_loss input's first layer), one step
     target_update  one Polyak lerp over all stacked parameters
 on a `StackedBatch` (per-agent batches as `[N, B, …]`, or one shared batch).
 
@@ -59,7 +60,6 @@ class BatchedActors(ActorsMixin):
         self.critic_width = self.n * (self.width + self.n_act)
         self.actor = StackedMLP.from_modules(seq.actors, self.actor_rows, self.width).to(device)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=off["lr"], foreach=True)
-        self.eye = torch.eye(self.n, dtype=torch.bool, device=device)
         self.mask = torch.ones(self.n, device=device)
 
     def _critic(self, modules) -> StackedMLP:
@@ -95,11 +95,18 @@ class BatchedActors(ActorsMixin):
         n, gb = per_agent.shape[:2]
         return per_agent.reshape(n, groups, gb // groups, *per_agent.shape[2:]).movedim(0, 2)
 
-    def _policy_joint(self, batch: StackedBatch, pi: torch.Tensor) -> torch.Tensor:
-        """Critic i's input with agent i's stored action replaced by pi[i] `[N, B, A]` (differentiable)."""
-        act = batch.act.expand(self.n, -1, -1, -1)                                      # [N, B, N, A]
-        acts = torch.where(self.eye[:, None, :, None], pi[:, :, None, :], act)
-        return self._joint(batch.obs, acts)
+    def _policy_q(self, critic: StackedMLP, joint: torch.Tensor, own_act: torch.Tensor,
+                  pi: torch.Tensor) -> torch.Tensor:
+        """Critic i on its batch with agent i's stored action `own_act[i]` replaced by `pi[i]` `[N, B, A]`.
+        The first layer is linear, so that is the stored joint input's pre-activation plus
+        (pi_i − a_i) · (critic i's rows of agent i's action): the backward to pi touches A rows, not the
+        whole N·(D + A)-wide input."""
+        w0 = critic.weights[0]
+        agents = torch.arange(self.n, device=w0.device)
+        rows = self.n * self.width + agents[:, None] * self.n_act + torch.arange(self.n_act, device=w0.device)
+        own_rows = w0[agents[:, None], rows]                                              # [N, A, hidden]
+        pre = torch.baddbmm(critic.biases[0], joint, w0) + torch.bmm(pi - own_act, own_rows)
+        return critic.rest(pre).squeeze(-1)
 
     def _step(self, optimizer, params, loss) -> None:
         optimizer.zero_grad()
@@ -140,13 +147,16 @@ class BatchedMADDPG(BatchedActors):
             target = (diagonal_groups(batch.rew, g) + self.gamma * (1.0 - diagonal_groups(batch.done, g))
                       * q_next)
         with timer.phase("q_loss"):
-            q = self.critic(self._joint(batch.obs, batch.act)).squeeze(-1)              # [N, B]
+            joint = self._joint(batch.obs, batch.act)                                   # [N, B, N·(D + A)]
+            q = self.critic(joint).squeeze(-1)                                          # [N, B]
             loss = (((q - target) ** 2).mean(-1) * mask).sum()
             self._step(self.critic_opt, list(self.critic.parameters()), loss)
         with timer.phase("p_loss"):
+            own_act = diagonal_groups(batch.act, g)                                     # [N, B, A]
+
             def actor_loss():
                 logits = self.actor(diagonal_groups(batch.obs, g))                      # [N, B, A]
-                q_pi = self.critic(self._policy_joint(batch, gumbel_softmax(logits, hard=True))).squeeze(-1)
+                q_pi = self._policy_q(self.critic, joint, own_act, gumbel_softmax(logits, hard=True))
                 per_agent = -q_pi.mean(-1) + self.actor_reg * logits.pow(2).mean((-2, -1))
                 return (per_agent * mask).sum()
             self._actor_step(list(self.critic.parameters()), actor_loss)
@@ -199,12 +209,12 @@ class BatchedMASAC(BatchedActors):
             loss = sum((((q(joint).squeeze(-1) - target) ** 2).mean(-1) * mask).sum() for q in self.critics)
             self._step(self.critic_opt, self._critic_params(), loss)
         with timer.phase("p_loss"):
-            held = {}
+            held, own_act = {}, diagonal_groups(batch.act, g)
 
             def actor_loss():
                 logits = self.actor(diagonal_groups(batch.obs, g))
-                joint_pi = self._policy_joint(batch, gumbel_softmax(logits, hard=True))
-                q_pi = torch.min(*(q(joint_pi) for q in self.critics)).squeeze(-1)
+                pi = gumbel_softmax(logits, hard=True)
+                q_pi = torch.min(*(self._policy_q(q, joint, own_act, pi) for q in self.critics))
                 held["h"] = h = entropy(logits)                                         # [N, B]
                 per_agent = -(q_pi + alpha * h).mean(-1) + self.actor_reg * logits.pow(2).mean((-2, -1))
                 return (per_agent * mask).sum()

@@ -52,11 +52,13 @@ class StackedMLP(nn.Module):
         return cls(weights, biases)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        last = len(self.weights) - 1
-        for layer, (w, b) in enumerate(zip(self.weights, self.biases, strict=True)):
-            x = torch.baddbmm(b, x, w)
-            if layer < last:
-                x = torch.relu(x)
+        return self.rest(torch.baddbmm(self.biases[0], x, self.weights[0]))
+
+    def rest(self, pre: torch.Tensor) -> torch.Tensor:
+        """The network after its first layer's pre-activation `pre` `[N, B, hidden]`."""
+        x = pre
+        for w, b in zip(self.weights[1:], self.biases[1:], strict=True):
+            x = torch.baddbmm(b, torch.relu(x), w)
         return x
 
     def agent_module(self, agent: int, row_index: Sequence[int] | None = None) -> dict[str, torch.Tensor]:
