@@ -57,3 +57,9 @@ def test_cuda_without_gpu_is_one_line_error(tmp_path, capsys):
         pytest.skip("a GPU is present")
     assert main(["bench", "paper1", "--device", "cuda", "--out", str(tmp_path / "x")]) == 2
     assert "--device cuda" in capsys.readouterr().err
+
+
+def test_bad_options_are_one_line_errors(tmp_path, capsys):
+    assert main(["bench", "paper1", "--agents", "3", "4", "--rounds", "0", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert any("--agents: 4" in line for line in err) and any("--rounds: must be >= 1" in line for line in err)

@@ -300,13 +300,20 @@ def resolve(args) -> argparse.Namespace:
     for key, value in SIZES[args.size].items():
         if getattr(args, key, None) is None:
             setattr(args, key, value)
+    from effmarl.config import ConfigError
+
+    lines = [f"--agents: {n} is not a positive multiple of 3 (predators 2N/3, prey N/3)"
+             for n in args.agents if n < 3 or n % 3]
+    lines += [f"--{name.replace('_', '-')}: must be >= 1, got {getattr(args, name)}"
+              for name in ("batch", "k", "fill", "fill_loop", "rounds", "episodes", "loop_reps", "stream_mib",
+                           "threads") if getattr(args, name) < 1]
     if args.device.startswith("cuda"):
         import torch
 
         if not torch.cuda.is_available():
-            from effmarl.config import ConfigError
-
-            raise ConfigError(["--device cuda: torch sees no CUDA GPU"], "effmarl bench paper1")
+            lines.append("--device cuda: torch sees no CUDA GPU")
+    if lines:
+        raise ConfigError(lines, "effmarl bench paper1")
     return args
 
 
