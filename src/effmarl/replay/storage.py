@@ -190,7 +190,7 @@ class ContiguousStorage:
             self.data = {k: torch.empty(s, dtype=torch.float32, device=self.device) for k, s in shapes.items()}
         self.size = 0
         self.write_pos = 0
-        self._out: dict[str, torch.Tensor] | None = None
+        self._out: dict[int, dict[str, torch.Tensor]] = {}   # gather_stacked's output buffers, by row count
 
     def __len__(self) -> int:
         return self.size
@@ -226,8 +226,8 @@ class ContiguousStorage:
                      done=[g["done"][:, i] for i in agents])
 
     def gather_stacked(self, indices: np.ndarray) -> StackedBatch:
-        """One gather per field for all G·B indices; on the torch backend into output buffers reused from
-        the previous call of the same shape (a batch is valid until the next `gather_stacked`)."""
+        """One gather per field for all G·B indices; on the torch backend into output buffers kept per row
+        count (the last two), so a batch is valid until the next `gather_stacked` of the same size."""
         indices = np.asarray(indices, np.int64)
         g, b = indices.shape
         flat = indices.reshape(-1)
@@ -235,9 +235,11 @@ class ContiguousStorage:
             out = {k: torch.from_numpy(np.take(v, flat, axis=0)).to(self.device) for k, v in self.data.items()}
         else:
             index = torch.from_numpy(flat).to(self.device)
-            if self._out is None or self._out["obs"].shape[0] != g * b:
-                self._out = {k: v.new_empty((g * b, *v.shape[1:])) for k, v in self.data.items()}
-            out = {k: torch.index_select(v, 0, index, out=self._out[k]) for k, v in self.data.items()}
+            if g * b not in self._out:
+                if len(self._out) >= 2:              # a training run uses one shape; a benchmark alternates two
+                    self._out.pop(next(iter(self._out)))
+                self._out[g * b] = {k: v.new_empty((g * b, *v.shape[1:])) for k, v in self.data.items()}
+            out = {k: torch.index_select(v, 0, index, out=self._out[g * b][k]) for k, v in self.data.items()}
         return StackedBatch(**{k: v.view(g, b, *v.shape[1:]) for k, v in out.items()})
 
     def state_dict(self) -> dict:
