@@ -114,7 +114,7 @@ class BatchedActors(ActorsMixin):
         clip_grads_per_agent(params, self.grad_clip)
         optimizer.step()
 
-    def _actor_step(self, critics, loss_fn) -> torch.Tensor:
+    def _actor_step(self, critics, loss_fn) -> None:
         for p in critics:
             p.requires_grad_(False)        # the actor loss needs input gradients only
         try:
