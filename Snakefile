@@ -40,6 +40,7 @@ include: "workflow/rules/skeleton.smk"
 include: "workflow/rules/mast_base.smk"
 include: "workflow/rules/mast.smk"
 include: "workflow/rules/paper1.smk"
+include: "workflow/rules/bench.smk"
 include: "workflow/rules/outputs.smk"  # after the study files: one rule per figure / table they registered
 
 

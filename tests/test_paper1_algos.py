@@ -129,20 +129,20 @@ def test_defaults_are_the_original_maddpg_values():
     assert cfg["offpolicy"] == {"lr": 0.01, "gamma": 0.95, "batch_size": 1024, "hidden": [64, 64],
                                 "update_every": 100, "warmup": 25600, "tau": 0.01, "grad_clip": 0.5,
                                 "actor_reg": 0.001, "train_teams": ["predator", "prey"],
-                                "checkpoint_every": 1000}
+                                "checkpoint_every": 1000, "learner": "sequential"}
     assert cfg["masac"]["alpha"] == 0.05 and cfg["masac"]["autotune"] is False
     assert cfg["replay"]["storage"] == "reference" and cfg["replay"]["buffer_size"] == 1_000_000
     assert cfg["replay"]["batch_mode"] == "per_agent" and cfg["replay"]["sampler"] == "uniform"
 
 
-def learning_config(algo: str) -> dict:
+def learning_config(algo: str, learner: str = "sequential") -> dict:
     """A fast-learning small run (3 agents, predators and prey both learning, as in paper 1): lr 1e-3 and an
     update round of batch 256 every 4 steps after 500 transitions, instead of the original lr 1e-2 / batch 1024
     every 100 steps after 25 600, which needs thousands of episodes (docs/paper1.md lists what was tried)."""
     return validate({"study": "test", "algo": algo, "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
                      "budget": {"episodes": LEARN_EPISODES},
                      "offpolicy": {"lr": 1e-3, "batch_size": 256, "warmup": 500, "update_every": 4,
-                                   "checkpoint_every": 0},
+                                   "checkpoint_every": 0, "learner": learner},
                      "replay": {"storage": "contiguous", "batch_mode": "shared", "buffer_size": 100_000}},
                      part="run")
 
@@ -177,7 +177,8 @@ def learning_runs(tmp_path_factory) -> dict[str, np.ndarray]:
                                  "env": {"backend": "mpe", "n_agents": 3},
                                  "budget": {"episodes": LEARN_EPISODES}}, part="run"), range(LEARN_EPISODES))}
     for algo in ("maddpg", "masac"):
-        jobs[algo] = (learning_config(algo), range(LEARN_EPISODES - LAST, LEARN_EPISODES))
+        for learner in ("sequential", "batched"):
+            jobs[f"{algo}_{learner}"] = (learning_config(algo, learner), range(LEARN_EPISODES - LAST, LEARN_EPISODES))
     with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as pool:
         futures = {name: pool.submit(_train_returns, cfg, tmp_path_factory.mktemp(name), episodes)
                    for name, (cfg, episodes) in jobs.items()}
@@ -185,10 +186,12 @@ def learning_runs(tmp_path_factory) -> dict[str, np.ndarray]:
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("learner", ["sequential", "batched"])
 @pytest.mark.parametrize("algo", ["maddpg", "masac"])
-def test_predators_learn_above_random(algo, learning_runs):
-    learned, floor = learning_runs[algo], learning_runs["random"]
+def test_predators_learn_above_random(algo, learner, learning_runs):
+    """Both learners: the batched one (all agents updated together, on mpe2) must learn as the per-agent one."""
+    learned, floor = learning_runs[f"{algo}_{learner}"], learning_runs["random"]
     t = welch_t(learned, floor)
-    print(f"{algo}: predators {learned.mean():.1f} over the last {LAST} episodes, random policy {floor.mean():.1f}, "
-          f"Welch t {t:.1f}")
+    print(f"{algo} ({learner}): predators {learned.mean():.1f} over the last {LAST} episodes, random policy "
+          f"{floor.mean():.1f}, Welch t {t:.1f}")
     assert learned.mean() > floor.mean() + MARGIN and t > MIN_T, (learned.mean(), floor.mean(), t)

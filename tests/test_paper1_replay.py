@@ -133,3 +133,26 @@ def test_sampler_rejects_empty_buffer_and_bad_k():
     with pytest.raises(ValueError, match="neighbor_k"):
         NeighborSampler(0)
     assert isinstance(make_sampler({"sampler": "neighbor", "neighbor_k": 3}), NeighborSampler)
+
+
+def test_sampling_round_draws_as_the_per_agent_loop_and_stacks_alike():
+    """One sampling round = G draws in turn (what G sequential agent updates draw); every storage's stacked
+    gather holds the same G batches, zero-padded to the widest observation."""
+    from effmarl.replay import sampling_round, stack_batches
+
+    storages = filled_storages(capacity=50, n_added=123)
+    sampler = NeighborSampler(4)
+    expected = [storages[0].gather(sampler.sample(50, storages[0].write_pos, 16, rng))
+                for rng in [np.random.default_rng(9)] for _ in range(3)]
+    got = sampling_round(storages[0], sampler, np.random.default_rng(9), 16, 3)
+    for a, b in zip(expected, got, strict=True):
+        for name, per_agent in a.fields().items():
+            assert all(torch.equal(x, y) for x, y in zip(per_agent, b.fields()[name], strict=True)), name
+    reference = stack_batches(expected)
+    assert reference.obs.shape == (3, 16, 3, 14) and float(reference.obs[:, :, 2, 12:].abs().max()) == 0.0
+    for storage in storages:
+        stacked = sampling_round(storage, sampler, np.random.default_rng(9), 16, 3, layout="stacked")
+        for name in ("obs", "act", "rew", "next_obs", "done"):
+            assert torch.equal(getattr(stacked, name), getattr(reference, name)), (type(storage).__name__, name)
+    with pytest.raises(ValueError, match="layout"):
+        sampling_round(storages[0], sampler, np.random.default_rng(9), 16, 3, layout="columns")

@@ -187,6 +187,24 @@ def _cmd_sampling_bench(args) -> int:
     return 0
 
 
+def _cmd_bench(args) -> int:
+    importlib.import_module(args.bench_module).run(args)
+    return 0
+
+
+def _add_bench(sub) -> None:
+    """`effmarl bench SECTION …`: one sub-command per benchmark section (effmarl.bench.SECTIONS)."""
+    from effmarl.bench import SECTIONS
+
+    p = sub.add_parser("bench", help="benchmarks with provenance: effmarl bench paper1 …")
+    sections = p.add_subparsers(dest="section", required=True, metavar="SECTION")
+    for name, module_name in SECTIONS.items():
+        module = importlib.import_module(module_name)
+        q = sections.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
+        module.add_arguments(q)
+        q.set_defaults(func=_cmd_bench, bench_module=module_name)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="effmarl", description=__doc__)
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -246,15 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_arguments(p)
     p.set_defaults(func=_cmd_sampling_bench)
 
-    p = sub.add_parser("bench", help="benchmarks measured side by side in one process, written with provenance")
-    sections = p.add_subparsers(dest="section", required=True)
-    from effmarl.bench import SECTIONS
-
-    for name, module_name in SECTIONS.items():
-        module = importlib.import_module(module_name)
-        q = sections.add_parser(name, help=(module.__doc__ or "").splitlines()[0])
-        module.add_arguments(q)
-        q.set_defaults(func=lambda args, module=module: (module.run(args), 0)[1])
+    _add_bench(sub)
 
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")

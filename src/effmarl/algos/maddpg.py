@@ -132,4 +132,9 @@ class MADDPG(ActorsMixin):
 
 
 def run(cfg: dict, rundir: RunDir) -> None:
-    train_loop(cfg, rundir, MADDPG)
+    if cfg["offpolicy"]["learner"] == "batched":
+        from effmarl.algos.batched import BatchedMADDPG
+
+        train_loop(cfg, rundir, BatchedMADDPG)
+    else:
+        train_loop(cfg, rundir, MADDPG)

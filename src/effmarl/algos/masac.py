@@ -89,4 +89,9 @@ class MASAC(ActorsMixin):
 
 
 def run(cfg: dict, rundir: RunDir) -> None:
-    train_loop(cfg, rundir, MASAC)
+    if cfg["offpolicy"]["learner"] == "batched":
+        from effmarl.algos.batched import BatchedMASAC
+
+        train_loop(cfg, rundir, BatchedMASAC)
+    else:
+        train_loop(cfg, rundir, MASAC)

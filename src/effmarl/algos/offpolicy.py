@@ -8,6 +8,9 @@ Per environment step, written as the phases paper 1 profiles:
         -> target_update
 `replay.batch_mode`: `per_agent` (the original: each agent's update draws its own batch, so the reference
 storage does N·N per-agent-buffer gathers per round) or `shared` (one batch per round for all agents).
+`offpolicy.learner`: `sequential` (the paper-faithful round above, agent after agent) or `batched`
+(effmarl.algos.batched: the sampling phase draws all of the round's batches as one `[G, B, …]` gather, then
+target_q, q_loss, p_loss and target_update each run once for all agents together).
 
 The whole run state — networks, optimisers, RNG states, replay storage, counters, metrics and phase rows so
 far — is a `TrainState`; the run harness (effmarl.harness) saves it with a checksum every
@@ -29,7 +32,7 @@ from effmarl import harness
 from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
-from effmarl.replay import Batch, Storage, make_sampler, make_storage
+from effmarl.replay import Batch, Storage, make_sampler, make_storage, sampling_round
 from effmarl.runs import RunDir
 
 UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
@@ -101,82 +104,120 @@ class TrainState:
 
 def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, trained: list[int],
                  timer: PhaseTimer) -> None:
-    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch."""
+    """`update all trainers`: every trained agent's update, each on its own batch or on one shared batch.
+    A batched learner gets all of the round's batches at once (one per agent, untrained ones included and
+    masked out, in per_agent mode) and updates every agent in one pass."""
+    if getattr(state.learner, "batched", False):
+        groups = state.learner.n if batch_mode == "per_agent" else 1
+        with timer.phase("sampling"):
+            batch = sampling_round(state.storage, sampler, state.rng, batch_size, groups, layout="stacked")
+        state.learner.update_all(batch, timer)
+        state.update_rounds += 1
+        return
     batch = None
     for agent in trained:
         if batch is None or batch_mode == "per_agent":
             with timer.phase("sampling"):
-                indices = sampler.sample(len(state.storage), state.storage.write_pos, batch_size, state.rng)
-                batch = state.storage.gather(indices)
+                (batch,) = sampling_round(state.storage, sampler, state.rng, batch_size, 1)
         state.learner.update(agent, batch, timer)
     state.update_rounds += 1
 
 
-def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
-    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)`; writes metrics and phases."""
+@dataclass
+class Loop:
+    """What one run's episodes need besides the `TrainState`: environment, sampler, who trains, the timer."""
+
+    cfg: dict
+    env: object
+    spec: EnvSpec
+    sampler: object
+    trained: list[int]
+    timer: PhaseTimer
+    device: torch.device
+
+
+def build(cfg: dict, make_learner, device: torch.device | None = None) -> tuple[Loop, TrainState]:
+    """The environment, learner, storage and sampler of run config `cfg` (checked first)."""
     check_config(cfg)
     off, replay = cfg["offpolicy"], cfg["replay"]
-    run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
-                      unit="episodes")
-    with run:
-        return _loop(cfg, rundir, make_learner, run, off, replay)
-
-
-def _loop(cfg: dict, rundir: RunDir, make_learner, run: harness.Run, off: dict, replay: dict) -> TrainState:
-    device = run.device
+    device = device or harness.resolve_device(cfg["device"])
     env = make_env(cfg["env"])
     spec: EnvSpec = env.spec
-    n = spec.n_agents
     trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
+    learner = make_learner(cfg, spec, device)
+    if hasattr(learner, "set_trained"):
+        learner.set_trained(trained)
     state = TrainState(
-        learner=make_learner(cfg, spec, device),
+        learner=learner,
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
         rng=harness.stream_rng(cfg["seed"], 1),
     )
-    resumed_from = run.restore(state)
-    sampler = make_sampler(replay)
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
-    while state.episode < cfg["budget"]["episodes"]:
-        episode = state.episode
-        step = env.reset(seed=harness.episode_seed(cfg["seed"], episode))
-        obs = [o[0] for o in step.obs]
-        returns = np.zeros(n)
-        done = False
-        while not done:
-            with timer.phase("action_selection"):
-                actions, onehots = state.learner.act(obs)
-            with timer.phase("env_step"):
-                step = env.step(actions[None, :])
-            next_obs = [o[0] for o in step.obs]
-            with timer.phase("buffer_add"):
-                # `done` is termination inside the task; a step-limit truncation still bootstraps
-                state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
-            obs, done = next_obs, bool(step.done[0])
-            returns += step.rewards[0]
-            state.env_steps += 1
-            if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
-                with timer.phase("update_all_trainers"):
-                    update_round(state, sampler, off["batch_size"], replay["batch_mode"], trained, timer)
-                # outside the timed phases: NaN/Inf parameters stop the run before they reach a checkpoint
-                harness.guard_finite("update_all_trainers", state.env_steps,
-                                     getattr(state.learner, "modules", state.learner.state_dict)())
-        state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
-                           "env_steps": state.env_steps, "update_rounds": state.update_rounds}
-                          for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
-        state.episode += 1
-        every = off["checkpoint_every"]
-        periodic = bool(every) and state.episode % every == 0
-        state.phases += timer.snapshot(episode=episode)
-        if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
-            state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"), "calls": 1})
-        start = time.perf_counter()
-        run.checkpoint_due(state, state.episode, periodic)  # a signal's save adds no row: counts stay equal
-        if periodic:
-            state.phases[-1] = {**state.phases[-1], "seconds": time.perf_counter() - start}
-    env.close()
+    return Loop(cfg, env, spec, make_sampler(replay), trained, timer, device), state
+
+
+def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
+    """One episode of the phase-timed loop (updates included); returns every agent's return."""
+    off, replay, timer = loop.cfg["offpolicy"], loop.cfg["replay"], loop.timer
+    n = loop.spec.n_agents
+    step = loop.env.reset(seed=harness.episode_seed(loop.cfg["seed"], state.episode))
+    obs = [o[0] for o in step.obs]
+    returns = np.zeros(n)
+    done = False
+    while not done:
+        with timer.phase("action_selection"):
+            actions, onehots = state.learner.act(obs)
+        with timer.phase("env_step"):
+            step = loop.env.step(actions[None, :])
+        next_obs = [o[0] for o in step.obs]
+        with timer.phase("buffer_add"):
+            # `done` is termination inside the task; a step-limit truncation still bootstraps
+            state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
+        obs, done = next_obs, bool(step.done[0])
+        returns += step.rewards[0]
+        state.env_steps += 1
+        if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
+            with timer.phase("update_all_trainers"):
+                update_round(state, loop.sampler, off["batch_size"], replay["batch_mode"], loop.trained, timer)
+            # outside the timed phases: NaN/Inf parameters stop the run before they reach a checkpoint
+            harness.guard_finite("update_all_trainers", state.env_steps,
+                                 getattr(state.learner, "modules", state.learner.state_dict)())
+    return returns
+
+
+def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
+    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)` under the run harness (checkpoint
+    with checksum, resume, signals, divergence guard); writes metrics and phases."""
+    check_config(cfg)
+    off = cfg["offpolicy"]
+    run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
+                      unit="episodes")
+    with run:
+        loop, state = build(cfg, make_learner, run.device)
+        spec, timer = loop.spec, loop.timer
+        resumed_from = run.restore(state)
+        while state.episode < cfg["budget"]["episodes"]:
+            episode = state.episode
+            returns = play_episode(loop, state)
+            state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
+                               "env_steps": state.env_steps, "update_rounds": state.update_rounds}
+                              for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
+            state.episode += 1
+            every = off["checkpoint_every"]
+            periodic = bool(every) and state.episode % every == 0
+            state.phases += timer.snapshot(episode=episode)
+            if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
+                state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"),
+                                     "calls": 1})
+            start = time.perf_counter()
+            run.checkpoint_due(state, state.episode, periodic)  # a signal's save adds no row: counts stay equal
+            if periodic:
+                state.phases[-1] = {**state.phases[-1], "seconds": time.perf_counter() - start}
+        loop.env.close()
     rundir.write_table("metrics", state.metrics)
     rundir.write_table("phases", state.phases)
     rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
                                    "update_rounds": state.update_rounds, "resumed_from_episode": resumed_from,
-                                   "device": str(device)})
+                                   "device": str(loop.device), "env_backend": cfg["env"]["backend"],
+                                   "learner": off["learner"]})
     return state

@@ -1,4 +1,9 @@
-"""`effmarl bench <section>`: benchmarks measured side by side in one process, written with provenance.
-Each section is a module with add_arguments(parser) and run(args)."""
+"""`effmarl bench SECTION`: benchmarks that are workflow steps with provenance (speed ratios, not tests).
 
-SECTIONS = {"qmix": "effmarl.bench.qmix"}
+Each section is a module with `add_arguments(parser)` and `run(args)`; `SECTIONS` names them.
+"""
+
+SECTIONS = {
+    "paper1": "effmarl.bench.paper1",
+    "qmix": "effmarl.bench.qmix",
+}

@@ -14,6 +14,10 @@ def make_env(env_cfg: dict, num_envs: int = 1) -> MultiAgentEnv:
         from effmarl.envs.mpe import MPEPredatorPrey
 
         return MPEPredatorPrey(**env_cfg, num_envs=num_envs)
+    if backend == "mpe_vec":
+        from effmarl.envs.mpe_vec import VectorPredatorPrey
+
+        return VectorPredatorPrey(**env_cfg, num_envs=num_envs)
     if backend == "smax":
         from effmarl.envs.smax import SMAXEnv
 

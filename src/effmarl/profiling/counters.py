@@ -84,10 +84,13 @@ def build(spec: dict):
 
 
 def sampling_rounds(storage, sampler, spec: dict, rounds: int, rng: np.random.Generator) -> None:
-    gather = numpy_gather if spec["gather"] == "numpy" else (lambda s, idx: s.gather(idx))
+    """`rounds` sampling phases of per_agent update rounds: the training loop's `effmarl.replay.sampling_round`,
+    with the numpy-only gather when `gather: numpy`."""
+    from effmarl.replay import sampling_round
+
+    gather = numpy_gather if spec["gather"] == "numpy" else None
     for _ in range(rounds):
-        for _ in range(len(spec["obs_dims"])):
-            gather(storage, sampler.sample(len(storage), storage.write_pos, spec["batch"], rng))
+        sampling_round(storage, sampler, rng, spec["batch"], len(spec["obs_dims"]), gather=gather)
 
 
 def driver(spec: dict) -> None:

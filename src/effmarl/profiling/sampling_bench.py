@@ -56,12 +56,13 @@ def fill(storage, transitions: list[tuple], n: int) -> None:
 
 
 def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.Generator, sync) -> float:
-    """Seconds for one update round's sampling phase in per_agent mode (device synchronised around it)."""
+    """Seconds for one update round's sampling phase in per_agent mode (device synchronised around it): the
+    training loop's own `effmarl.replay.sampling_round`."""
+    from effmarl.replay import sampling_round as round_
+
     sync()
     start = time.perf_counter()
-    for _ in range(n_agents):
-        indices = sampler.sample(len(storage), storage.write_pos, batch, rng)
-        storage.gather(indices)
+    round_(storage, sampler, rng, batch, n_agents)
     sync()
     return time.perf_counter() - start
 

@@ -8,9 +8,20 @@ The same indices give the same batch from every storage.
 """
 
 from effmarl.replay.samplers import NeighborSampler, Sampler, UniformSampler, make_sampler
-from effmarl.replay.storage import Batch, ContiguousStorage, ReferenceStorage, Storage, make_storage
+from effmarl.replay.storage import (
+    Batch,
+    ContiguousStorage,
+    ReferenceStorage,
+    StackedBatch,
+    Storage,
+    make_storage,
+    sample_indices,
+    sampling_round,
+    stack_batches,
+)
 
 __all__ = [
     "Batch", "ContiguousStorage", "NeighborSampler", "ReferenceStorage", "Sampler", "Storage",
-    "UniformSampler", "make_sampler", "make_storage",
+    "StackedBatch", "UniformSampler", "make_sampler", "make_storage", "sample_indices", "sampling_round",
+    "stack_batches",
 ]

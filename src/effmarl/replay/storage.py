@@ -34,6 +34,40 @@ class Batch:
         return {"obs": self.obs, "act": self.act, "rew": self.rew, "next_obs": self.next_obs, "done": self.done}
 
 
+@dataclass
+class StackedBatch:
+    """Mini-batches in the contiguous storage's own layout, one group per sampled batch: obs/next_obs
+    `[G, B, N, D]` (zero-padded to the widest observation), act `[G, B, N, A]` (padded to the most actions),
+    rew/done `[G, B, N]`. G = N for per-agent batches (group i is agent i's batch), G = 1 for a shared one.
+    What the batched learners (effmarl.algos.batched) read."""
+
+    obs: torch.Tensor
+    act: torch.Tensor
+    rew: torch.Tensor
+    next_obs: torch.Tensor
+    done: torch.Tensor
+
+    @property
+    def groups(self) -> int:
+        return self.obs.shape[0]
+
+
+def stack_batches(batches: list[Batch]) -> StackedBatch:
+    """Per-agent-list `Batch`es (as the reference storage returns them) in the stacked, padded layout."""
+    def pad(per_agent: list[torch.Tensor]) -> torch.Tensor:
+        width = max(t.shape[-1] for t in per_agent)
+        out = per_agent[0].new_zeros(per_agent[0].shape[0], len(per_agent), width)
+        for i, t in enumerate(per_agent):
+            out[:, i, : t.shape[-1]] = t
+        return out
+
+    return StackedBatch(obs=torch.stack([pad(b.obs) for b in batches]),
+                        act=torch.stack([pad(b.act) for b in batches]),
+                        rew=torch.stack([torch.stack(b.rew, -1) for b in batches]),
+                        next_obs=torch.stack([pad(b.next_obs) for b in batches]),
+                        done=torch.stack([torch.stack(b.done, -1) for b in batches]))
+
+
 class Storage(Protocol):
     capacity: int
     write_pos: int
@@ -45,6 +79,9 @@ class Storage(Protocol):
         """Store one joint transition: per-agent obs/act/next_obs arrays, rew and done [n_agents]."""
 
     def gather(self, indices: np.ndarray) -> Batch: ...
+
+    def gather_stacked(self, indices: np.ndarray) -> StackedBatch:
+        """indices `[G, B]` -> G batches in the stacked layout."""
 
     def state_dict(self) -> dict: ...
 
@@ -118,6 +155,9 @@ class ReferenceStorage:
                 out.append(self._tensor(array))
         return Batch(*fields)
 
+    def gather_stacked(self, indices: np.ndarray) -> StackedBatch:
+        return stack_batches([self.gather(row) for row in indices])
+
     def state_dict(self) -> dict:
         return {"kind": "reference", "buffers": [(b._storage, b._next_idx) for b in self.buffers]}
 
@@ -150,6 +190,7 @@ class ContiguousStorage:
             self.data = {k: torch.empty(s, dtype=torch.float32, device=self.device) for k, s in shapes.items()}
         self.size = 0
         self.write_pos = 0
+        self._out: dict[int, dict[str, torch.Tensor]] = {}   # gather_stacked's output buffers, by row count
 
     def __len__(self) -> int:
         return self.size
@@ -184,6 +225,23 @@ class ContiguousStorage:
                      next_obs=[g["next_obs"][:, i, : self.obs_dims[i]] for i in agents],
                      done=[g["done"][:, i] for i in agents])
 
+    def gather_stacked(self, indices: np.ndarray) -> StackedBatch:
+        """One gather per field for all G·B indices; on the torch backend into output buffers kept per row
+        count (the last two), so a batch is valid until the next `gather_stacked` of the same size."""
+        indices = np.asarray(indices, np.int64)
+        g, b = indices.shape
+        flat = indices.reshape(-1)
+        if self.backend == "numpy":
+            out = {k: torch.from_numpy(np.take(v, flat, axis=0)).to(self.device) for k, v in self.data.items()}
+        else:
+            index = torch.from_numpy(flat).to(self.device)
+            if g * b not in self._out:
+                if len(self._out) >= 2:              # a training run uses one shape; a benchmark alternates two
+                    self._out.pop(next(iter(self._out)))
+                self._out[g * b] = {k: v.new_empty((g * b, *v.shape[1:])) for k, v in self.data.items()}
+            out = {k: torch.index_select(v, 0, index, out=self._out[g * b][k]) for k, v in self.data.items()}
+        return StackedBatch(**{k: v.view(g, b, *v.shape[1:]) for k, v in out.items()})
+
     def state_dict(self) -> dict:
         filled = {k: (v[: self.size].copy() if self.backend == "numpy" else v[: self.size].cpu().numpy())
                   for k, v in self.data.items()}
@@ -205,3 +263,25 @@ def make_storage(replay_cfg: dict, obs_dims: list[int], n_actions: list[int], de
     if kind == "contiguous":
         return ContiguousStorage(capacity, obs_dims, n_actions, device, backend=replay_cfg["backend"])
     raise ValueError(f"replay.storage: {kind!r} is not a known storage")
+
+
+def sample_indices(storage: Storage, sampler, rng: np.random.Generator, batch_size: int, groups: int) -> np.ndarray:
+    """`[groups, batch_size]` indices: `groups` draws in turn, as `groups` sequential agent updates draw them."""
+    return np.stack([sampler.sample(len(storage), storage.write_pos, batch_size, rng) for _ in range(groups)])
+
+
+def sampling_round(storage: Storage, sampler, rng: np.random.Generator, batch_size: int, groups: int,
+                   layout: str = "batches", gather=None):
+    """The sampling phase of one update round — the one copy training, `effmarl sampling-bench`,
+    `effmarl bench paper1` and the counters all call: draw `groups` batches of indices (N for per-agent
+    batches, 1 for a shared batch) and gather them. `layout`: "batches" -> a list of per-agent-list `Batch`es
+    (the sequential learners), "stacked" -> one `StackedBatch` (the batched learners). `gather(storage,
+    indices)` replaces the storage's own per-batch gather (the counters' numpy-only gather)."""
+    indices = sample_indices(storage, sampler, rng, batch_size, groups)
+    if layout == "stacked":
+        return storage.gather_stacked(indices)
+    if layout != "batches":
+        raise ValueError(f"layout: {layout!r}; allowed: 'batches', 'stacked'")
+    if gather is None:
+        return [storage.gather(row) for row in indices]
+    return [gather(storage, row) for row in indices]

@@ -1,0 +1,65 @@
+"""`effmarl bench paper1` at a tiny size: every section runs and its tables hold what they claim."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from effmarl.bench import paper1
+from effmarl.cli import main
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench") / "bench_paper1"
+    code = main(["bench", "paper1", "--size", "small", "--agents", "3", "--batch", "64", "--fill", "300",
+                 "--fill-loop", "128", "--rounds", "2", "--episodes", "4", "--stream-mib", "8",
+                 "--out", str(out), "--profile", "test"])
+    assert code == 0
+    return out
+
+
+def test_sampling_table(bench):
+    table = pd.read_csv(f"{bench}.sampling.csv")
+    assert len(table) == len(paper1.sampling_configs(16)) == 12 and (table["rounds"] == 2).all()
+    base = table[(table.storage == "reference") & (table.sampler == "uniform") & (table.batch_mode == "per_agent")]
+    assert base["speedup_vs_paper_baseline"].tolist() == [1.0]
+    # bytes per round by hand: N = 3, obs width 14 (predators), 5 actions: obs + next_obs 2·3·14, act 3·5,
+    # rew and done 3 each -> 105 float32 = 420 bytes a transition; per-agent rounds gather 3 batches of 64
+    per_agent = table[table.batch_mode == "per_agent"]["bytes_per_round"].unique().tolist()
+    shared = table[table.batch_mode == "shared"]["bytes_per_round"].unique().tolist()
+    assert per_agent == [3 * 64 * 420] and shared == [64 * 420]
+    assert np.allclose(table["x_memory_floor"], table["median_ms"] / table["memory_floor_ms"])
+
+
+def test_loops_table_and_provenance(bench):
+    loops = pd.read_csv(f"{bench}.loops.csv")
+    assert loops["loop"].tolist() == ["paper", "today", "batched", "batched_shared"]
+    assert loops["backend"].tolist() == ["mpe", "mpe", "mpe_vec", "mpe_vec"]
+    assert (loops["env_steps"] == 4 * 25).all() and (loops["env_steps_per_s"] > 0).all()
+    assert loops.set_index("loop").loc["paper", "end_to_end_vs_paper"] == 1.0
+    assert loops.set_index("loop").loc["today", "round_speedup_vs_today"] == 1.0
+    # one update round per 100 env steps: 100 timed steps hold exactly one round
+    assert (loops["update_all_trainers_ms_per_step"] > 0).all()
+    md = bench.with_suffix(".md").read_text()
+    assert "Streaming-copy bandwidth" in md and "| batched" in md
+    rec = json.loads(bench.with_name(f"{bench.name}.provenance.json").read_text())
+    assert rec["benchmark"] == "bench_paper1" and rec["git"]["commit"]
+
+
+def test_cuda_without_gpu_is_one_line_error(tmp_path, capsys):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    assert main(["bench", "paper1", "--device", "cuda", "--out", str(tmp_path / "x")]) == 2
+    assert "--device cuda" in capsys.readouterr().err
+
+
+def test_bad_options_are_one_line_errors(tmp_path, capsys):
+    assert main(["bench", "paper1", "--agents", "3", "4", "--rounds", "0", "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert any("--agents: 4" in line for line in err) and any("--rounds: must be >= 1" in line for line in err)

@@ -1,0 +1,28 @@
+# `effmarl bench` sections as workflow steps: each section named under the profile's `bench` runs once and
+# writes a markdown table (+ csv, + provenance sidecar) under {FIGURES}/bench/, listed in the figure index.
+BENCH = f"{FIGURES}/bench"
+
+
+rule bench_paper1:
+    """Paper-1 engine benchmark: sampling per round vs the paper baseline and the memory floor; the
+    paper-faithful, today's and the batched + vectorised training loops end to end."""
+    output:
+        md=f"{BENCH}/bench_paper1.md",
+        sampling=f"{BENCH}/bench_paper1.sampling.csv",
+        loops=f"{BENCH}/bench_paper1.loops.csv",
+        provenance=f"{BENCH}/bench_paper1.provenance.json",
+    params:
+        args=cli_options(config.get("bench", {}).get("paper1", {})),
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+    log:
+        f"{BENCH}/logs/bench_paper1.log",
+    benchmark:
+        f"{BENCH}/logs/bench_paper1.benchmark.tsv"
+    threads: 1
+    shell:
+        "effmarl bench paper1 {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+
+
+if "paper1" in config.get("bench", {}):
+    STUDY_TARGETS.setdefault("bench", []).append(f"{BENCH}/bench_paper1.md")
