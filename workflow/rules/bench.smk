@@ -26,3 +26,28 @@ rule bench_paper1:
 
 if "paper1" in config.get("bench", {}):
     STUDY_TARGETS.setdefault("bench", []).append(f"{BENCH}/bench_paper1.md")
+
+
+rule bench_qmix:
+    """Paper-2 engine benchmark: acting (Python vs jitted SMAX runner), training throughput and the lockstep cost
+    of S seeds, MAST's mask work against a dense update."""
+    output:
+        md=f"{BENCH}/bench_qmix.md",
+        csv=f"{BENCH}/bench_qmix.csv",
+        provenance=f"{BENCH}/bench_qmix.provenance.json",
+    params:
+        args=cli_options(config.get("bench", {}).get("qmix", {})),
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+    log:
+        f"{BENCH}/logs/bench_qmix.log",
+    benchmark:
+        f"{BENCH}/logs/bench_qmix.benchmark.tsv"
+    threads: 2
+    shell:
+        thread_env() + "effmarl bench qmix {params.args} --threads {threads} --profile {params.profile} "
+        "--out {params.stem} > {log} 2>&1"
+
+
+if "qmix" in config.get("bench", {}):
+    STUDY_TARGETS.setdefault("bench", []).append(f"{BENCH}/bench_qmix.md")

@@ -7,8 +7,9 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               seeds in lockstep, at PyMARL's parallel-runner ratio (one update per collected episode batch) and at
               one update per collected episode; `lockstep_cost` = wall time of S seeds ÷ wall time of 1 seed for
               the same number of rounds
-  mask_work   a stacked update of MAST vs dense with the same per-agent layout (1 seed), averaged over blocks of
-              2·Δm updates: the mask work's share (gradient masking, re-zeroing, optimiser-state resets, topology
+  mask_work   a stacked update of MAST vs dense with the same per-agent layout and MAST's other parts (Soft
+              Mellowmax, hybrid TD(λ), dual buffer) switched on in both (1 seed), averaged over blocks of 2·Δm
+              updates: the mask work's share (gradient masking, re-zeroing, optimiser-state resets, topology
               evolution every `--delta-m` updates) of a dense update's time
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
@@ -26,14 +27,20 @@ import pandas as pd
 import torch
 
 
-def _cfg(args, method: str, updates_per_round: int, runner: str, seed: int = 0) -> dict:
+def _cfg(args, method: str, updates_per_round: int, runner: str, seed: int = 0, mast_parts: bool = False) -> dict:
+    """A bench run config; mast_parts switches MAST's non-mask parts (Soft Mellowmax, hybrid TD(λ), dual buffer)
+    on whatever the method, so that a dense run differs from a MAST run in its masks alone."""
     from effmarl.config import validate
 
-    return validate({"study": "bench", "algo": "qmix", "seed": seed, "device": args.device, "threads": args.threads,
+    parts = {"mellowmax": {"enabled": True}, "mast": {"td_lambda": {"enabled": True},
+                                                      "dual_buffer": {"enabled": True}}} if mast_parts else {}
+    return validate({**parts, "study": "bench", "algo": "qmix", "seed": seed, "device": args.device,
+                     "threads": args.threads,
                      "env": {"backend": "smax", "map": args.map}, "budget": {"env_steps": 10**9},
                      "sparse": {"method": method, "sparsity": args.sparsity, "delta_m": args.delta_m},
                      "qmix": {"num_envs": args.envs, "eval_episodes": args.envs, "runner": runner,
                               "updates_per_round": updates_per_round, "shared_params": False,
+                              "batch_size": args.batch_size, "buffer_size": max(5000, args.batch_size),
                               "scale_schedules": False}}, part="run")
 
 
@@ -122,7 +129,7 @@ def mask_work(args, root: Path) -> list[dict]:
 
     times = {}
     for method in ("dense", "mast"):
-        cfg = _cfg(args, method, 1, "jax")
+        cfg = _cfg(args, method, 1, "jax", mast_parts=True)
         seeds, stack, run, timer = _seeds(cfg, 1, root / f"mask-{method}")
         while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
             collect_round(seeds, run, [0])
@@ -143,6 +150,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map", default="3m", help="SMAX map (default 3m)")
     parser.add_argument("--envs", type=int, default=8, help="parallel episodes per seed and round (default 8)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds in lockstep (default 8)")
+    parser.add_argument("--batch-size", type=int, default=32, help="episodes per update (default 32, PyMARL's)")
     parser.add_argument("--sparsity", type=float, default=0.9, help="MAST's sparsity (default 0.9)")
     parser.add_argument("--delta-m", type=int, default=20, help="MAST's topology interval in updates (default 20)")
     parser.add_argument("--rounds", type=int, default=5, help="collection rounds per timed block (default 5)")
@@ -151,6 +159,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads")
     parser.add_argument("--only", choices=["acting", "training", "mask_work"], action="append",
                         help="measure only these parts (repeatable; default all)")
+    parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table")
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .provenance.json")
 
 
@@ -169,7 +178,8 @@ def run(args) -> pd.DataFrame:
     out.parent.mkdir(parents=True, exist_ok=True)
     hw = rec["hardware"]
     header = (f"# QMIX engine benchmark: SMAX {args.map}, {args.envs} copies per seed, {args.seeds} seeds in "
-              f"lockstep, device {args.device}, {args.threads} threads\n\n{hw['cpu_model']}, commit "
+              f"lockstep, batch {args.batch_size}, device {args.device}, {args.threads} threads, profile "
+              f"{args.profile}\n\n{hw['cpu_model']}, commit "
               f"{rec['git']['commit']}; command: `effmarl bench qmix "
               f"--map {args.map} --envs {args.envs} --seeds {args.seeds} --rounds {args.rounds} --repeats "
               f"{args.repeats} --device {args.device} --out {args.out}`\n")
