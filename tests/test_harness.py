@@ -222,3 +222,7 @@ def test_cuda_without_a_gpu_is_one_line_naming_the_field():
 def test_seed_derivation_is_the_one_the_loops_used():
     assert harness.episode_seed(3, 5) == 3 * 100_003 + 5
     assert harness.stream_rng(7, 1).integers(1 << 30) == np.random.default_rng([7, 1]).integers(1 << 30)
+
+
+def test_guard_does_not_stop_finite_parameters_whose_sum_overflows():
+    harness.guard_finite("update_all_trainers", 1, [torch.full((4,), 3e38), torch.full((4,), 3e38)])

@@ -8,7 +8,8 @@ from torch import nn
 from effmarl.config import ConfigError, validate
 from effmarl.sparse import SparseTraining
 
-RUN = {"study": "s", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"}}
+# validate runs the qmix family's cross-field checks too: a budget in env steps is required
+RUN = {"study": "s", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 100}}
 
 
 def test_sections_are_filled_only_for_the_value_based_learners():
@@ -28,7 +29,8 @@ def test_defaults_and_errors():
 
 
 def test_sparse_training_from_validated_config():
-    cfg = validate({**RUN, "sparse": {"method": "mast", "sparsity": 0.8, "delta_m": 10}}, part="run")
+    cfg = validate({**RUN, "sparse": {"method": "mast", "sparsity": 0.8, "delta_m": 10},
+                    "qmix": {"shared_params": False}}, part="run")  # sparse methods need per-agent networks
     sparse = SparseTraining.from_config(cfg["sparse"], nn.Sequential(nn.Linear(8, 8), nn.Linear(8, 2)), 100)
     assert sparse.schedule.grow == "gradient" and sparse.schedule.delta_m == 10
     assert sparse.topology.density() == pytest.approx(0.2, abs=1 / 80)

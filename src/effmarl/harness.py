@@ -322,7 +322,7 @@ def guard_finite(phase: str, step: int, tree: Any) -> None:
                 value = t.detach()[bad].flatten()[0].item()
                 raise Diverged(f"diverged in phase {phase} at step {step}: parameter {name} holds {value} "
                                f"({int(bad.sum())} non-finite values); the last good checkpoint is kept")
-    raise Diverged(f"diverged in phase {phase} at step {step}: the parameters' sum is {total.item()}")
+    # every tensor is finite and only their sum overflowed: huge, but not (yet) NaN/Inf
 
 
 def check_value(phase: str, step: int, name: str, value) -> None:
