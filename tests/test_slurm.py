@@ -54,7 +54,7 @@ def table_differences(first: dict[str, pd.DataFrame], second: dict[str, pd.DataF
                 (x.astype(str) == y.astype(str))
             if not same.all():
                 row = int((~same).idxmax())
-                problems.append(f"{name}: column {column!r} differs, first at row {row} ({x[row]!r} vs {y[row]!r})")
+                problems.append(f"{name}: column {column!r} differs, first at row {row} ({x[row]} vs {y[row]})")
     return problems
 
 
@@ -70,7 +70,7 @@ def test_table_differences_are_named():
     assert table_differences(a, b) == [
         "only.csv: only in the first",
         "t.csv: column 'reward' differs, first at row 1 (2.0 vs 2.5)",
-        "t.csv: column 'algo' differs, first at row 1 ('y' vs 'z')",
+        "t.csv: column 'algo' differs, first at row 1 (y vs z)",
     ]
     c = {"t.csv": pd.DataFrame({"reward": [1.5]}), "only.csv": pd.DataFrame()}
     assert table_differences(a, c)[0].startswith("t.csv: columns or rows differ")

@@ -1,6 +1,12 @@
 # Generic rules for every registered figure and table (see add_figure / add_table in common.smk).
 
 
+localrules:  # cheap: on a cluster they run on the submitting node, not as jobs (figure_index: the Snakefile)
+    figure,
+    table,
+    figure_index,
+
+
 rule figure:
     input:
         lambda wc: FIGURE_SPECS[(wc.group, wc.stem)]["inputs"],

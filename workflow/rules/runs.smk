@@ -2,6 +2,7 @@
 import yaml
 
 from effmarl import io
+from effmarl.resources import for_run
 
 
 wildcard_constraints:
@@ -12,6 +13,7 @@ wildcard_constraints:
 
 localrules:
     run_config,
+    aggregate,
 
 
 rule run_config:
@@ -38,6 +40,10 @@ rule train:
     log:
         f"{RESULTS}/{{study}}/{{run_id}}/train.log",
     threads: 1
+    resources:  # derived from the run's config (src/effmarl/resources.py): what a cluster job must ask for
+        mem_mb=lambda wc: for_run(RUNS[wc.study][wc.run_id])["mem_mb"],
+        runtime=lambda wc: for_run(RUNS[wc.study][wc.run_id])["runtime"],
+        gpu=lambda wc: for_run(RUNS[wc.study][wc.run_id])["gpu"],
     shell:
         "effmarl train --config {input} --out $(dirname {output.metrics}) --set threads={threads} > {log} 2>&1"
 
