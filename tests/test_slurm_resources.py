@@ -165,6 +165,18 @@ def test_constants_are_the_measured_table():
         assert resources.EVAL_STEP_S[env_map] == pytest.approx(dense.loc[env_map, "eval_step_s"], rel=1e-3)
 
 
+def test_relative_costs_are_the_measured_ratios_without_discounts():
+    cost = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv").set_index("point")["step_s"]
+    ratio = {"ow_qmix": cost["12_ow_qmix_3m"] / cost["08_qmix_3m"],
+             "res_qmix": cost["13_res_qmix_3m"] / cost["08_qmix_3m"]}
+    for algo, measured in ratio.items():
+        assert resources.QMIX_ALGO_FACTOR[algo] == pytest.approx(max(1.0, measured), rel=1e-2), algo
+    per_agent = cost["14_qmix_3m_dense_peragent"] / cost["08_qmix_3m"]
+    sparse = cost["15_qmix_3m_mast_peragent"] / cost["14_qmix_3m_dense_peragent"]
+    assert resources.PER_AGENT_FACTOR == pytest.approx(max(1.0, per_agent), rel=1e-2)
+    assert resources.SPARSE_FACTOR == pytest.approx(max(1.0, sparse), rel=1e-2)
+
+
 def test_memory_requests_cover_the_measured_peaks():
     table = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv")
     points = _step_cost_points()
