@@ -54,7 +54,7 @@ for var in PIP_FIND_LINKS PIP_CERT; do
     BUILD_ARGS+=(--build-arg "$var=${!var}" --volume "${!var}:${!var}:ro")
   fi
 done
-step "build the image (podman, vfs, chroot isolation)" 1800 \
+step "build the image (podman, vfs, chroot isolation)" 2400 \
   podman $STORE build --isolation chroot --layers=false "${BUILD_ARGS[@]}" -t "$IMAGE" -f Dockerfile .
 
 # `podman run` fails here (crun cannot set RLIMIT_NOFILE); buildah's chroot isolation runs the image.
