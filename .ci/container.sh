@@ -47,7 +47,8 @@ step "debootstrap a Debian base image" 900 make_base
 
 # The torch wheel comes from the local wheel directory (the PyTorch index is not reachable here); the host's
 # CA bundle lets pip inside the build reach the package index. Both are mounted at the same paths.
-BUILD_ARGS=(--build-arg "BASE=$BASE" --build-arg "GIT_COMMIT=$(git rev-parse HEAD)"
+git rev-parse HEAD > "$OUT/git-commit.txt"   # the commit the image is built from, as the checks expect it
+BUILD_ARGS=(--build-arg "BASE=$BASE" --build-arg "GIT_COMMIT=$(cat "$OUT/git-commit.txt")"
             --build-arg "TORCH_INDEX=https://pypi.org/simple")
 for var in PIP_FIND_LINKS PIP_CERT; do
   if [ -n "${!var:-}" ] && [ -e "${!var}" ]; then
@@ -73,6 +74,5 @@ export -f in_image env_info smoke
 step "effmarl env-info and pip freeze inside the image" 300 env_info
 step "smoke workflow inside the image" 1800 smoke
 
-git rev-parse HEAD > "$OUT/git-commit.txt"
 step "check the image against the lock and the outputs' provenance" 600 \
   env EFFMARL_CONTAINER_OUT="$OUT" python -m pytest -q -p no:cacheprovider tests/test_container.py
