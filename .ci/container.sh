@@ -20,6 +20,7 @@ export TMPDIR=$WORK/tmp                     # podman's and buildah's scratch spa
 export WORK OUT STORE IMAGE BASE CONTAINER
 
 cleanup() {
+  stop_step
   buildah $STORE rm "$CONTAINER" >/dev/null 2>&1 || true
   # vfs copies every layer in full (about 9 GB for this image): never leave the store behind
   rm -rf "$WORK/storage" "$WORK/runroot" "$WORK/rootfs" "$WORK/tmp"

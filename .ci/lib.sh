@@ -6,7 +6,12 @@ step() {
   local name=$1 limit=$2 t0=$SECONDS rc=0
   shift 2
   echo "---- $name (limit ${limit} s)"
-  timeout --kill-after=30 "$limit" bash -c '"$@"' step "$@" || rc=$?
+  # in the background and waited for, so that a signal to this script runs its traps at once; timeout leads
+  # its own process group, which stop_step kills whole (the SLURM executor plugin can ignore SIGTERM)
+  timeout --kill-after=30 "$limit" bash -c '"$@"' step "$@" &
+  STEP_GROUP=$!
+  wait "$STEP_GROUP" || rc=$?
+  STEP_GROUP=
   local took=$((SECONDS - t0))
   if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
     echo "FAILED: '$name' ran past its ${limit} s limit (stopped after ${took} s)" >&2
@@ -17,6 +22,13 @@ step() {
   fi
   echo "---- $name: ok in ${took} s"
   echo "$name	${took}" >> "${CI_TIMES:-/dev/null}"
+}
+
+# stop_step: kill what the running step started (for a script's EXIT trap, when it is interrupted).
+stop_step() {
+  if [ -n "${STEP_GROUP:-}" ]; then
+    kill -KILL -- "-$STEP_GROUP" 2>/dev/null || true
+  fi
 }
 
 # ensure_packages PKG...: install Debian packages that are missing (no recommends), as CI runs on a bare machine.

@@ -25,6 +25,7 @@ stop_pidfile() {  # stop the daemon whose PID file is $1 (only it), waiting up t
   kill -9 "$pid" 2>/dev/null || true
 }
 cleanup() {
+  stop_step
   scancel --quiet --full "--partition=ci" 2>/dev/null || true
   stop_pidfile "$WORK/slurmd.pid"
   stop_pidfile "$WORK/slurmctld.pid"
