@@ -4,7 +4,11 @@
 # The default command runs `snakemake --cores all` on configs/default.yaml. `effmarl env-info` inside the
 # container prints what a result was produced with (versions, hardware, usable counter sources); perf needs
 # `--cap-add PERFMON` (or --privileged) and a host that exposes hardware counters.
-FROM python:3.11-slim-bookworm@sha256:2e32f7d302adc1c37428355c1e646897c0c53f4fd60b6a551245fb90ee129f91
+# BASE: the official Python image, pinned by digest. CI substitutes a base built from Debian's own packages
+# (bookworm's python3 is 3.11, with a venv first on PATH; see .ci/container.sh), so every instruction below
+# FROM is what CI builds and runs.
+ARG BASE=python:3.11-slim-bookworm@sha256:2e32f7d302adc1c37428355c1e646897c0c53f4fd60b6a551245fb90ee129f91
+FROM ${BASE}
 
 # TORCH_INDEX: the CPU build by default (small image); for CUDA use https://download.pytorch.org/whl/cu128.
 ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
@@ -14,6 +18,10 @@ ARG TORCH_INDEX=https://download.pytorch.org/whl/cpu
 ARG WITH_STARCRAFT_SMAC=0
 ARG SMAC_REF=d6aab33f76abc3849c50463a8592a84f59a5ef84
 ARG GIT_COMMIT=unknown
+# pip settings of the build host, unset unless given: a local wheel directory (PIP_FIND_LINKS) and a CA bundle
+# (PIP_CERT), each mounted at the same path with --volume. Build arguments are not kept in the image.
+ARG PIP_FIND_LINKS
+ARG PIP_CERT
 
 ENV PYTHONUNBUFFERED=1 \
     PIP_NO_CACHE_DIR=1 \

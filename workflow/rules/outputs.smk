@@ -5,6 +5,10 @@
 REPORT_CAPTIONS = "../report"  # relative to this file
 
 
+localrules:  # figure_index: the Snakefile
+    figure_index,
+
+
 def named_args(inputs: dict) -> str:
     """{role: [paths]} -> 'role=path role=path ...' for `effmarl figure/table` (inputs are named, not guessed)."""
     return " ".join(shlex.quote(f"{role}={path}") for role, paths in inputs.items() for path in paths)
@@ -28,6 +32,7 @@ for (_group, _stem), _spec in FIGURE_SPECS.items():
             stem=output_stem,
         log:
             f"{FIGURES}/{_group}/logs/{_stem}.figure.log",
+        localrule: True  # cheap: on a cluster it runs on the submitting node
         benchmark:
             f"{FIGURES}/{_group}/benchmarks/{_stem}.figure.tsv"
         shell:
@@ -52,6 +57,7 @@ for (_group, _stem), _spec in TABLE_SPECS.items():
             stem=output_stem,
         log:
             f"{FIGURES}/{_group}/logs/{_stem}.table.log",
+        localrule: True
         benchmark:
             f"{FIGURES}/{_group}/benchmarks/{_stem}.table.tsv"
         shell:

@@ -2,6 +2,7 @@
 import yaml
 
 from effmarl import io
+from effmarl.resources import for_run
 
 
 wildcard_constraints:
@@ -12,6 +13,13 @@ wildcard_constraints:
 
 localrules:
     run_config,
+    aggregate,
+
+
+def run_resources(run, key):
+    """A cluster job's request for run "<study>/<run_id>" (src/effmarl/resources.py, from the run's config)."""
+    study, rid = run.split("/", 1)
+    return for_run(RUNS[study][rid])[key]
 
 
 rule run_config:
@@ -47,6 +55,10 @@ for _kind, (_files, _runs) in train_groups().items():
         wildcard_constraints:
             run=alternatives(_runs),
         threads: 1
+        resources:  # derived from the run's config: what a cluster job must ask for
+            mem_mb=lambda wc: run_resources(wc.run, "mem_mb"),
+            runtime=lambda wc: run_resources(wc.run, "runtime"),
+            gpu=lambda wc: run_resources(wc.run, "gpu"),
         shell:
             thread_env() + "effmarl train --config {input} --out $(dirname {output.provenance}) "
             "--set threads={threads} > {log} 2>&1"

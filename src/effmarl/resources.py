@@ -1,0 +1,219 @@
+"""Cluster resources of one training run, derived from its configuration: memory, runtime and GPUs.
+
+The workflow's train rule asks `for_run(cfg)` for its `resources:` (mem_mb, runtime in minutes, gpu), so a
+SLURM job requests what that run needs, not one size for all.
+
+- memory: the measured footprint of a run process (imports, networks, environment) plus its replay storage at
+  the size it reaches. Paper 1 stores min(buffer_size, episodes x max_cycles) joint transitions of N agents;
+  the reference storage (a Python tuple per agent-transition, as openai/maddpg) costs a measured overhead per
+  agent-transition, the contiguous one 4 bytes per float. A checkpoint of the reference storage pickles the
+  list into memory twice over (torch.save builds the pickle in a BytesIO, then copies it out), so it peaks at
+  three times the storage; tensors are written straight out. Paper 2's episode buffers are allocated whole
+  (capacity x padded episode), MAST's dual buffer adds B2 = buffer_size / size_ratio.
+- runtime: env steps x measured cost per step, plus paper 1's update rounds (every update_every steps once
+  warm-up is stored) x measured cost per round, plus paper 2's evaluations; interpolated over the measured
+  agent counts (log-log, extrapolated from the last two points), times a safety factor.
+- gpu: 1 when the run's config selects CUDA (`device: cuda`); `auto` asks for none (it uses one if present).
+
+The costs are measured by `python benchmarks/step_cost.py` (benchmarks/results/step_cost.csv; a test keeps the
+tables below equal to it) on one core of a 2-core AMD EPYC virtual machine.
+
+    python -m effmarl.resources configs/paper.yaml     # the resource table of a profile
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections import defaultdict
+
+MIB = 2**20
+SAFETY = 1.5            # runtime requested = estimate x SAFETY (+ START_MIN); a late job is lost work
+START_MIN = 5           # process start, imports, JIT compilation, writing outputs
+MIN_RUNTIME_MIN = 10
+HEADROOM = 1.25         # memory requested = estimate x HEADROOM, rounded up to 100 MB
+MIN_MEM_MB = 1000
+
+# Peak resident memory of a short run (maxrss in step_cost.csv, rounded up): what a run costs before its
+# replay storage grows.
+BASE_MB = {"mpe": 500, "smax": 1500}
+# Bytes per agent-transition of the reference storage beyond its float data (tuple, numpy array and float
+# objects); measured with tracemalloc and the RSS of a filled run (tests/test_slurm_resources.py).
+REFERENCE_OVERHEAD_B = 1200
+
+# SMAX maps as the adapter builds them: agents, observation size, actions, state size, episode limit.
+SMAX_MAPS = {"3m": (3, 75, 8, 72, 60), "2s3z": (5, 127, 10, 120, 120), "3s5z": (8, 205, 13, 192, 150),
+             "5m_vs_6m": (5, 140, 11, 132, 70), "64zg_approx": (2, 921, 69, 858, 400)}
+# Paper 1, measured: (algo, storage) -> {N: (seconds per env step, seconds per update round)}.
+OFFPOLICY_COST: dict[tuple[str, str], dict[int, tuple[float, float]]] = {
+    ('maddpg', 'reference'): {3: (0.001318, 0.05725), 12: (0.006146, 0.4418)},
+    ('maddpg', 'contiguous'): {3: (0.001124, 0.03626), 12: (0.007121, 0.4116)},
+    ('masac', 'reference'): {3: (0.001094, 0.06772), 12: (0.006427, 0.6558)},
+    ('masac', 'contiguous'): {3: (0.001504, 0.07037), 12: (0.006536, 0.5736)},
+}
+# Paper 2, measured: QMIX seconds per env step (acting, env, buffer, learner) per SMAX map, one env copy.
+# A map not measured is interpolated over agents x observation size (log-log) between the measured maps.
+QMIX_STEP_S: dict[str, float] = {'3m': 0.007732, '3s5z': 0.01126}
+# Relative costs on 3m, measured (step_cost.csv): ow_qmix 0.97 and res_qmix 0.54 x qmix; per-agent networks
+# 0.55 x shared; MAST 1.013 x dense per-agent. Ratios below 1 are within the noise of the shared machine they
+# were measured on (the qmix point ran under heavier load), so no discount is taken: factor = max(1, ratio).
+QMIX_ALGO_FACTOR: dict[str, float] = {"qmix": 1.0, "ow_qmix": 1.0, "res_qmix": 1.0}
+PER_AGENT_FACTOR = 1.0
+SPARSE_FACTOR = 1.013                        # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
+# seconds per evaluated env step (the first evaluation's compilation included), per measured map
+EVAL_STEP_S: dict[str, float] = {'3m': 0.01216, '3s5z': 0.006389}
+
+MPE_ACTIONS = 5
+
+
+def mpe_obs_dim(n_agents: int, num_obstacles: int = 2) -> int:
+    """Largest observation of mpe2 simple_tag (a predator's): own velocity and position, obstacles, every
+    other agent's position and every prey's velocity."""
+    return 4 + 2 * num_obstacles + 2 * (n_agents - 1) + 2 * (n_agents // 3)
+
+
+def interpolate(points: dict[int, float], n: int) -> float:
+    """Log-log interpolation over measured agent counts; outside them the nearest segment's slope."""
+    xs = sorted(points)
+    if n in points or len(xs) == 1:
+        return points.get(n, points[xs[0]])
+    lo, hi = (xs[0], xs[1]) if n < xs[0] else (xs[-2], xs[-1]) if n > xs[-1] else \
+        max((a, b) for a, b in zip(xs, xs[1:], strict=False) if a < n)
+    slope = math.log(points[hi] / points[lo]) / math.log(hi / lo)
+    return points[lo] * (n / lo) ** slope
+
+
+# ---- memory -------------------------------------------------------------------------------------------------
+
+def offpolicy_replay_bytes(cfg: dict) -> float:
+    """Paper 1's replay storage at its largest, counting the checkpoint's peak for the reference storage."""
+    env, replay = cfg["env"], cfg.get("replay", {})
+    n, obs = env["n_agents"], mpe_obs_dim(env["n_agents"], env.get("num_obstacles", 2))
+    stored = min(replay.get("buffer_size", 1_000_000), cfg["budget"]["episodes"] * env.get("max_cycles", 25))
+    if replay.get("storage", "reference") == "contiguous":
+        return stored * n * 4 * (2 * obs + MPE_ACTIONS + 2)
+    live = stored * n * (REFERENCE_OVERHEAD_B + 4 * (obs + MPE_ACTIONS))
+    return live * (3 if cfg.get("offpolicy", {}).get("checkpoint_every", 0) else 1)
+
+
+def episode_bytes(env_map: str) -> int:
+    """One padded episode of the episode buffer (replay/episode.py's scheme)."""
+    n, obs, actions, state, limit = SMAX_MAPS[env_map]
+    steps = limit + 1
+    return steps * (n * obs * 4 + state * 4 + n * actions + n * 8) + limit * (4 + 1 + 1)
+
+
+def dual_buffer_on(cfg: dict) -> bool:
+    enabled = cfg.get("mast", {}).get("dual_buffer", {}).get("enabled")
+    return enabled if enabled is not None else cfg.get("sparse", {}).get("method") == "mast"
+
+
+def qmix_replay_bytes(cfg: dict) -> float:
+    q = cfg.get("qmix", {})
+    capacity = q.get("buffer_size", 5000)
+    if dual_buffer_on(cfg):
+        capacity += capacity // cfg.get("mast", {}).get("dual_buffer", {}).get("size_ratio", 50)
+    return capacity * episode_bytes(cfg["env"]["map"])
+
+
+def memory_mb(cfg: dict) -> int:
+    backend = cfg["env"]["backend"]
+    if cfg["algo"] in ("maddpg", "masac"):
+        replay = offpolicy_replay_bytes(cfg)
+    elif cfg["algo"] == "random":
+        replay = 0.0
+    else:
+        replay = qmix_replay_bytes(cfg)
+    estimate = (BASE_MB["smax" if backend in ("smax", "smac") else "mpe"] + replay / MIB) * HEADROOM
+    return max(MIN_MEM_MB, int(math.ceil(estimate / 100) * 100))
+
+
+# ---- runtime ------------------------------------------------------------------------------------------------
+
+def offpolicy_seconds(cfg: dict) -> float:
+    env, off = cfg["env"], cfg.get("offpolicy", {})
+    steps = cfg["budget"]["episodes"] * env.get("max_cycles", 25)
+    if cfg["algo"] == "random":
+        table = OFFPOLICY_COST[("maddpg", "contiguous")]
+        return steps * interpolate({k: v[0] for k, v in table.items()}, env["n_agents"])
+    table = OFFPOLICY_COST[(cfg["algo"], cfg.get("replay", {}).get("storage", "reference"))]
+    step_s = interpolate({k: v[0] for k, v in table.items()}, env["n_agents"])
+    round_s = interpolate({k: v[1] for k, v in table.items()}, env["n_agents"])
+    warmup = max(off.get("warmup", 25_600), off.get("batch_size", 1024))
+    rounds = max(0, steps - warmup) // off.get("update_every", 100)
+    return steps * step_s + rounds * round_s
+
+
+def qmix_step_s(env_map: str) -> float:
+    if env_map in QMIX_STEP_S:
+        return QMIX_STEP_S[env_map]
+    size = {m: SMAX_MAPS[m][0] * SMAX_MAPS[m][1] for m in QMIX_STEP_S}
+    return interpolate({size[m]: v for m, v in QMIX_STEP_S.items()}, SMAX_MAPS[env_map][0] * SMAX_MAPS[env_map][1])
+
+
+def qmix_seconds(cfg: dict) -> float:
+    env_map, q, steps = cfg["env"]["map"], cfg.get("qmix", {}), cfg["budget"]["env_steps"]
+    factor = QMIX_ALGO_FACTOR.get(cfg["algo"], max(QMIX_ALGO_FACTOR.values()))
+    if not q.get("shared_params", True):
+        factor *= PER_AGENT_FACTOR
+    if cfg.get("sparse", {}).get("method", "dense") != "dense":
+        factor *= SPARSE_FACTOR
+    # measured with one env copy; more copies per round (qmix.num_envs) share the env's per-call cost, so the
+    # one-copy cost is an upper bound
+    evaluations = steps // q.get("eval_every", 10_000) + 1
+    evaluated = evaluations * q.get("eval_episodes", 32) * SMAX_MAPS[env_map][4]
+    eval_step_s = EVAL_STEP_S.get(env_map, max(EVAL_STEP_S.values()))  # not measured: the dearest measured
+    return steps * qmix_step_s(env_map) * factor + evaluated * eval_step_s
+
+
+def runtime_min(cfg: dict) -> int:
+    seconds = offpolicy_seconds(cfg) if cfg["env"]["backend"] == "mpe" else qmix_seconds(cfg)
+    return max(MIN_RUNTIME_MIN, int(math.ceil(seconds * SAFETY / 60)) + START_MIN)
+
+
+def for_run(cfg: dict) -> dict[str, int]:
+    """The resources of one run's training job: mem_mb, runtime (minutes), gpu (count)."""
+    return {"mem_mb": memory_mb(cfg), "runtime": runtime_min(cfg), "gpu": int(cfg.get("device") == "cuda")}
+
+
+# ---- a profile's table --------------------------------------------------------------------------------------
+
+def profile_table(expanded: dict[str, dict[str, dict]]) -> list[dict]:
+    """Per study and distinct resource need of a profile's runs ({study: {run_id: config}}, as expand_all
+    returns): runs, mem_mb, runtime and the CPU-hours they request."""
+    groups: dict[tuple, int] = defaultdict(int)
+    for study, runs in expanded.items():
+        for cfg in runs.values():
+            need = for_run(cfg)
+            size = cfg["env"].get("n_agents") or cfg["env"].get("map")
+            variant = cfg.get("replay", {}).get("storage") if cfg["algo"] in ("maddpg", "masac") else \
+                cfg.get("sparse", {}).get("method", "dense") if cfg["env"]["backend"] != "mpe" else ""
+            groups[(study, cfg["algo"], str(size), variant, need["mem_mb"], need["runtime"], need["gpu"])] += 1
+    return [{"study": s, "algo": a, "N or map": size, "storage or method": v, "runs": k, "mem_mb": m,
+             "runtime_min": r, "gpu": g, "cpu_hours": round(k * r / 60, 1)}
+            for (s, a, size, v, m, r, g), k in sorted(groups.items())]
+
+
+def main(argv: list[str] | None = None) -> int:
+    from effmarl.config import ConfigError, expand_all, load_yaml
+
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m effmarl.resources PROFILE.yaml", file=sys.stderr)
+        return 2
+    try:
+        rows = profile_table(expand_all(load_yaml(args[0])))
+    except (ConfigError, OSError) as error:
+        print(f"{args[0]}: {error}", file=sys.stderr)
+        return 1
+    cols = list(rows[0])
+    print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+    for row in rows:
+        print("| " + " | ".join(str(row[c]) for c in cols) + " |")
+    total = sum(r["cpu_hours"] for r in rows)
+    print(f"\n{sum(r['runs'] for r in rows)} runs, {total:.0f} CPU-hours requested (x{SAFETY} safety included)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

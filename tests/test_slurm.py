@@ -1,0 +1,127 @@
+"""The smoke workflow submitted through SLURM equals the same workflow run locally, up to timings.
+
+The CI step .ci/slurm.sh brings up a single-node SLURM, runs the smoke profile through the executor plugin with
+workflow/profiles/slurm and again locally, and runs this file with EFFMARL_SLURM_OUT naming the directory that
+holds both (slurm/, local/) and the SLURM job list (slurm-jobs.txt). Without it those checks skip; the table
+comparison they rely on is tested here on hand-made tables, so it runs everywhere.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import ROOT
+
+from effmarl.config import expand_all
+
+OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
+slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")
+
+# Columns that measure time (or are computed from measured times): they differ between any two runs.
+TIMING = re.compile(r"(second|_s$|_ms|ms_|time|wall|elapsed|_at$|per_round|%|share|ratio|reduction|change|speed)",
+                    re.IGNORECASE)
+# Claims tables hold one row per paper claim; the measured value of a claim about times ("ours") is a timing.
+TIMING_CLAIM = re.compile(r"(?:time|sampling phase|share)", re.IGNORECASE)
+
+
+def _without_timing_claims(table: pd.DataFrame) -> pd.DataFrame:
+    if "claim" not in table.columns or "ours" not in table.columns:
+        return table
+    table = table.copy()
+    table.loc[table["claim"].astype(str).str.contains(TIMING_CLAIM), "ours"] = "(timing)"
+    return table
+
+
+def tables(root: Path) -> dict[str, pd.DataFrame]:
+    """Every table a workflow wrote under root: study summaries (parquet) and figure tables (csv)."""
+    found = {}
+    for path in sorted(root.rglob("*")):
+        if path.suffix == ".csv" or path.name.endswith(".summary.parquet"):
+            found[str(path.relative_to(root))] = pd.read_csv(path) if path.suffix == ".csv" else pd.read_parquet(path)
+    return found
+
+
+def table_differences(first: dict[str, pd.DataFrame], second: dict[str, pd.DataFrame]) -> list[str]:
+    """One line per difference between two sets of tables, ignoring timing columns' values."""
+    problems = [f"{name}: only in the first" for name in first.keys() - second.keys()]
+    problems += [f"{name}: only in the second" for name in second.keys() - first.keys()]
+    for name in sorted(first.keys() & second.keys()):
+        a, b = _without_timing_claims(first[name]), _without_timing_claims(second[name])
+        if list(a.columns) != list(b.columns) or len(a) != len(b):
+            problems.append(f"{name}: columns or rows differ ({a.shape} vs {b.shape})")
+            continue
+        for column in a.columns:
+            if TIMING.search(str(column)):
+                continue
+            x, y = a[column].reset_index(drop=True), b[column].reset_index(drop=True)
+            numeric = all(pd.api.types.is_numeric_dtype(v) and not pd.api.types.is_bool_dtype(v) for v in (x, y))
+            same = ((x - y).abs() <= 1e-9 * (1 + y.abs())) if numeric else (x.astype(str) == y.astype(str))
+            same |= x.isna() & y.isna()
+            if not same.all():
+                row = int((~same).idxmax())
+                problems.append(f"{name}: column {column!r} differs, first at row {row} ({x[row]} vs {y[row]})")
+    return problems
+
+
+def test_equal_tables_differ_only_in_timings():
+    a = {"t.csv": pd.DataFrame({"seed": [0, 1], "reward": [1.5, 2.0], "wall_s": [3.0, 4.0], "algo": ["x", "y"]})}
+    b = {"t.csv": a["t.csv"].assign(wall_s=[9.0, 9.0])}
+    assert table_differences(a, b) == []
+
+
+def test_table_differences_are_named():
+    a = {"t.csv": pd.DataFrame({"reward": [1.5, 2.0], "algo": ["x", "y"]}), "only.csv": pd.DataFrame()}
+    b = {"t.csv": pd.DataFrame({"reward": [1.5, 2.5], "algo": ["x", "z"]})}
+    assert table_differences(a, b) == [
+        "only.csv: only in the first",
+        "t.csv: column 'reward' differs, first at row 1 (2.0 vs 2.5)",
+        "t.csv: column 'algo' differs, first at row 1 (y vs z)",
+    ]
+    c = {"t.csv": pd.DataFrame({"reward": [1.5]}), "only.csv": pd.DataFrame()}
+    assert table_differences(a, c)[0].startswith("t.csv: columns or rows differ")
+
+
+def test_claims_about_times_are_timings_and_other_claims_are_compared():
+    claims = pd.DataFrame({"claim": ["sampling phase, N=3", "end-to-end training time", "final episode reward"],
+                           "ours": ["-78 %", "-10 %", "-0.82"], "source": [None, "x", "y"]})
+    other = claims.assign(ours=["+0.3 %", "-12 %", "-0.82"])
+    assert table_differences({"claims.csv": claims}, {"claims.csv": other}) == []
+    worse = claims.assign(ours=["-78 %", "-10 %", "+1.5"])
+    assert table_differences({"claims.csv": claims}, {"claims.csv": worse}) == [
+        "claims.csv: column 'ours' differs, first at row 2 (-0.82 vs +1.5)"]
+
+
+def test_timing_columns_are_recognised():
+    timing = ["seconds", "wall_s", "sampling_ms_per_round", "change_vs_reference_uniform_%", "made_at", "share"]
+    kept = ["reward", "test_win_rate", "env.n_agents", "episode", "loss", "algo", "sparsity"]
+    assert all(TIMING.search(c) for c in timing) and not any(TIMING.search(c) for c in kept)
+
+
+# ---- checks on a SLURM run (the CI step) ---------------------------------------------------------------------
+
+def _smoke() -> dict:
+    return yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+
+
+@slurm
+def test_every_training_run_was_a_completed_slurm_job():
+    jobs = (OUT / "slurm-jobs.txt").read_text().split("\n")
+    comments = [line.split()[1] for line in jobs if line.strip() and line.split()[2] == "COMPLETED"]
+    runs = {f"rule_train_wildcards_{study}_{run_id}" for study, ids in expand_all(_smoke()).items() for run_id in ids}
+    # the executor plugin comments each job with its rule and wildcards
+    assert {c for c in comments if c.startswith("rule_train_")} == runs
+    local = {"rule_aggregate", "rule_figure", "rule_table", "rule_figure_index", "rule_run_config"}
+    assert not any(c.split("_wildcards")[0] in local for c in comments), "a local rule was submitted as a job"
+
+
+@slurm
+def test_slurm_and_local_runs_write_the_same_tables_up_to_timings():
+    results = _smoke()["results_dir"]
+    first, second = tables(OUT / "slurm" / results), tables(OUT / "local" / results)
+    assert len(first) >= 5, sorted(first)
+    assert table_differences(first, second) == []

@@ -1,0 +1,216 @@
+"""Cluster resources derived from each run's config (effmarl.resources): hand-computed values, the sizes the
+model assumes checked against the real environments and storages, and the profiles' requests."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from functools import cache
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import ROOT
+
+from effmarl import resources
+from effmarl.config import expand_all, validate
+
+
+@cache
+def _expanded(profile: str) -> dict[str, dict[str, dict]]:
+    return expand_all(yaml.safe_load((ROOT / "configs" / profile).read_text()))
+
+
+def _runs(profile: str) -> list[dict]:
+    return [run for runs in _expanded(profile).values() for run in runs.values()]
+
+
+def _paper1(n=3, storage="contiguous", episodes=60000, **off) -> dict:
+    return {"study": "t", "algo": "maddpg", "seed": 0, "device": "cpu",
+            "env": {"backend": "mpe", "scenario": "simple_tag", "n_agents": n, "max_cycles": 25},
+            "budget": {"episodes": episodes}, "offpolicy": {"warmup": 25600, "update_every": 100, "batch_size": 1024,
+                                                            "checkpoint_every": 0, **off},
+            "replay": {"storage": storage, "buffer_size": 1_000_000}}
+
+
+def test_interpolation_is_log_log_and_extrapolates_the_nearest_segment():
+    points = {3: 1.0, 12: 16.0}  # slope 2 in log-log
+    assert resources.interpolate(points, 3) == 1.0
+    assert resources.interpolate(points, 6) == pytest.approx(4.0)
+    assert resources.interpolate(points, 48) == pytest.approx(256.0)
+    assert resources.interpolate({3: 1.0, 12: 16.0, 48: 64.0}, 24) == pytest.approx(32.0)  # slope 1 above 12
+
+
+def test_runtime_hand_computed(monkeypatch):
+    monkeypatch.setitem(resources.OFFPOLICY_COST, ("maddpg", "contiguous"), {3: (0.001, 0.05)})
+    cfg = _paper1(episodes=100_000, warmup=5000)
+    # 2.5 M steps x 1 ms + (2.5 M - 5 000) // 100 = 24 950 rounds x 50 ms = 3 747.5 s; x 1.5 = 93.7 min -> 94 + 5
+    assert resources.runtime_min(cfg) == 99
+    assert resources.runtime_min(_paper1(episodes=10)) == resources.MIN_RUNTIME_MIN
+
+
+def test_memory_hand_computed_for_the_contiguous_storage():
+    # 1e6 stored (60 000 episodes x 25 steps > buffer), 3 agents, obs 14, 5 actions: 1e6 x 3 x 4 x (28 + 5 + 2) B
+    # = 400.5 MiB; + 500 MB base = 900.5; x 1.25 = 1 125.6 -> 1 200 MB
+    assert resources.memory_mb(_paper1()) == 1200
+    # a short run stores only what it has seen: 40 x 25 transitions
+    assert resources.memory_mb(_paper1(episodes=40)) == resources.MIN_MEM_MB
+
+
+def test_reference_storage_checkpoints_cost_three_times_the_storage():
+    plain = resources.offpolicy_replay_bytes(_paper1(storage="reference"))
+    saved = resources.offpolicy_replay_bytes(_paper1(storage="reference", checkpoint_every=2000))
+    assert saved == 3 * plain
+    contiguous = _paper1(storage="contiguous")
+    assert resources.offpolicy_replay_bytes(contiguous) == resources.offpolicy_replay_bytes(
+        _paper1(storage="contiguous", checkpoint_every=2000))
+
+
+def test_gpu_only_when_the_config_selects_cuda():
+    cfg = _paper1()
+    assert resources.for_run(cfg)["gpu"] == 0
+    assert resources.for_run({**cfg, "device": "auto"})["gpu"] == 0
+    assert resources.for_run({**cfg, "device": "cuda"})["gpu"] == 1
+
+
+@pytest.mark.parametrize("n", [3, 12, 48])
+def test_mpe_observation_size_is_the_real_environments(n):
+    from effmarl.envs import make_env
+
+    spec = make_env({"backend": "mpe", "scenario": "simple_tag", "n_agents": n, "max_cycles": 25}).spec
+    assert max(spec.obs_dims) == resources.mpe_obs_dim(n)
+    assert set(spec.n_actions) == {resources.MPE_ACTIONS}
+
+
+def test_smax_map_table_and_episode_bytes_are_the_real_buffers():
+    from effmarl.envs import make_env
+    from effmarl.replay.episode import EpisodeBuffer, episode_scheme
+
+    for name, (n, obs, actions, state, limit) in resources.SMAX_MAPS.items():
+        spec = make_env({"backend": "smax", "map": name}).spec
+        assert (spec.n_agents, max(spec.obs_dims), max(spec.n_actions), spec.state_dim, spec.episode_limit) == \
+            (n, obs, actions, state, limit), name
+        buffer = EpisodeBuffer(episode_scheme(spec), capacity=2)
+        assert sum(t.nbytes for t in buffer.data.values()) == 2 * resources.episode_bytes(name), name
+
+
+def test_contiguous_bytes_are_the_real_storage_arrays():
+    from effmarl.replay.storage import ContiguousStorage
+
+    cfg = _paper1(n=6, episodes=40)  # 1 000 transitions stored
+    obs = resources.mpe_obs_dim(6)
+    storage = ContiguousStorage(1000, [obs - 2] * 4 + [obs] * 2, [5] * 6, backend="numpy")
+    assert sum(a.nbytes for a in storage.data.values()) == resources.offpolicy_replay_bytes(cfg)
+
+
+def _object_bytes(storage) -> int:
+    """Bytes held by a reference storage: list slots, tuples, floats, numpy array objects and the data of the
+    arrays they view (each object counted once, as consecutive transitions share observation arrays)."""
+    seen, total = set(), 0
+    for buffer in storage.buffers:
+        total += 8 * len(buffer._storage)
+        for item in buffer._storage:
+            for obj in (item, *item, *(getattr(x, "base", None) for x in item)):
+                if obj is not None and id(obj) not in seen:
+                    seen.add(id(obj))
+                    total += sys.getsizeof(obj)
+    return total
+
+
+def test_reference_storage_model_bounds_the_measured_python_objects():
+    """Fill a reference storage from the real environment as the training loop does (observation rows of the
+    step's arrays, shared between consecutive transitions; one-hot actions from torch) and count its objects."""
+    import torch
+
+    from effmarl.envs import make_env
+    from effmarl.replay.storage import ReferenceStorage
+
+    n, steps = 6, 500
+    env = make_env({"backend": "mpe", "scenario": "simple_tag", "n_agents": n, "max_cycles": 25})
+    storage = ReferenceStorage(steps, env.spec.obs_dims, env.spec.n_actions)
+    rng = np.random.default_rng(0)
+    obs = [o[0] for o in env.reset(seed=0).obs]
+    for t in range(steps):
+        actions = rng.integers(0, 5, size=n)
+        onehots = [torch.nn.functional.one_hot(torch.tensor(a), 5).float().numpy() for a in actions]
+        step = env.step(actions[None, :])
+        next_obs = [o[0] for o in step.obs]
+        storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
+        obs = next_obs if not step.done[0] else [o[0] for o in env.reset(seed=t).obs]
+    measured = _object_bytes(storage)
+    model = resources.offpolicy_replay_bytes(_paper1(n=n, storage="reference", episodes=steps // 25))
+    assert measured <= model <= 3 * measured, (measured, model)
+
+
+def _step_cost_points() -> dict[str, dict]:
+    """The configurations benchmarks/step_cost.py measures, by point name."""
+    spec = importlib.util.spec_from_file_location("step_cost", ROOT / "benchmarks" / "step_cost.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {module.point_name(i, cfg): cfg for i, cfg in enumerate(module.points())}
+
+
+def test_constants_are_the_measured_table():
+    table = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv")
+    mpe = table[table["env"].str.startswith("mpe")]
+    for row in mpe.itertuples():
+        n = int(row.env.split("=")[1])
+        step_s, round_s = resources.OFFPOLICY_COST[(row.algo, row.storage)][n]
+        assert step_s == pytest.approx(row.step_s, rel=1e-3) and round_s == pytest.approx(row.round_s, rel=1e-3)
+    dense = table[(table["algo"] == "qmix") & (table["method"] == "dense")].set_index("env")
+    assert set(resources.QMIX_STEP_S) == set(dense.index) == set(resources.EVAL_STEP_S)
+    for env_map, step_s in resources.QMIX_STEP_S.items():
+        assert step_s == pytest.approx(dense.loc[env_map, "step_s"], rel=1e-3), env_map
+        assert resources.EVAL_STEP_S[env_map] == pytest.approx(dense.loc[env_map, "eval_step_s"], rel=1e-3)
+
+
+def test_relative_costs_are_the_measured_ratios_without_discounts():
+    cost = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv").set_index("point")["step_s"]
+    ratio = {"ow_qmix": cost["12_ow_qmix_3m"] / cost["08_qmix_3m"],
+             "res_qmix": cost["13_res_qmix_3m"] / cost["08_qmix_3m"]}
+    for algo, measured in ratio.items():
+        assert resources.QMIX_ALGO_FACTOR[algo] == pytest.approx(max(1.0, measured), rel=1e-2), algo
+    per_agent = cost["14_qmix_3m_dense_peragent"] / cost["08_qmix_3m"]
+    sparse = cost["15_qmix_3m_mast_peragent"] / cost["14_qmix_3m_dense_peragent"]
+    assert resources.PER_AGENT_FACTOR == pytest.approx(max(1.0, per_agent), rel=1e-2)
+    assert resources.SPARSE_FACTOR == pytest.approx(max(1.0, sparse), rel=1e-2)
+
+
+def test_memory_requests_cover_the_measured_peaks():
+    table = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv")
+    points = _step_cost_points()
+    for row in table.itertuples():
+        cfg = validate({"study": "step_cost", **points[row.point]}, part="run")
+        assert resources.memory_mb(cfg) >= row.maxrss_mb, (row.point, resources.memory_mb(cfg), row.maxrss_mb)
+
+
+def test_smoke_and_default_runs_fit_the_ci_node():
+    for profile in ("smoke.yaml", "default.yaml"):
+        for run in _runs(profile):
+            need = resources.for_run(run)
+            assert need["mem_mb"] <= 4000 and need["gpu"] == 0, (profile, run["study"], need)
+    assert all(resources.for_run(run)["runtime"] <= 60 for run in _runs("smoke.yaml"))
+
+
+def test_paper_requests_grow_with_agents_and_fit_a_large_node():
+    runs = [r for r in _runs("paper.yaml") if r["study"] == "paper1"]
+    for storage in ("reference", "contiguous"):
+        need = {r["env"]["n_agents"]: resources.for_run(r) for r in runs
+                if r["replay"]["storage"] == storage and r["algo"] == "maddpg"}
+        ns = sorted(need)
+        assert all(need[a]["mem_mb"] <= need[b]["mem_mb"] and need[a]["runtime"] <= need[b]["runtime"]
+                   for a, b in zip(ns, ns[1:], strict=False)), need
+    assert max(resources.for_run(r)["mem_mb"] for r in _runs("paper.yaml")) <= 512_000
+
+
+def test_profile_table_counts_every_run_once():
+    expanded = _expanded("paper.yaml")
+    rows = resources.profile_table(expanded)
+    assert sum(r["runs"] for r in rows) == sum(len(runs) for runs in expanded.values())
+
+
+def test_cli_rejects_a_missing_profile_in_one_line(capsys, tmp_path):
+    assert resources.main([str(tmp_path / "missing.yaml")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "missing.yaml" in err and "\n" not in err
