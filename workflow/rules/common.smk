@@ -4,6 +4,7 @@ import re
 import shlex
 
 from effmarl.config import lockstep_groups
+from effmarl.resources import for_run
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
 STUDY_TARGETS = {}
@@ -132,3 +133,9 @@ def cli_options(options: dict) -> str:
         words.append(f"--{key.replace('_', '-')}")
         words.extend(str(v) for v in (value if isinstance(value, list) else [value]))
     return shlex.join(words)
+
+
+def run_resources(run, key):
+    """A cluster job's request for run "<study>/<run_id>" (src/effmarl/resources.py, from the run's config)."""
+    study, rid = run.split("/", 1)
+    return for_run(RUNS[study][rid])[key]

@@ -2,7 +2,6 @@
 import yaml
 
 from effmarl import io
-from effmarl.resources import for_run
 
 
 wildcard_constraints:
@@ -15,11 +14,6 @@ localrules:
     run_config,
     aggregate,
 
-
-def run_resources(run, key):
-    """A cluster job's request for run "<study>/<run_id>" (src/effmarl/resources.py, from the run's config)."""
-    study, rid = run.split("/", 1)
-    return for_run(RUNS[study][rid])[key]
 
 
 rule run_config:
