@@ -222,9 +222,11 @@ def test_figures_and_tables_refuse_missing_corrupted_or_empty_inputs(tmp_path, c
         path.write_bytes(content)
     elif content is not None:
         content.to_parquet(path)
-    name = "paper1_phases" if command == "figure" else "paper1_claims"
+    # paper1_phases takes one input (a bare path); paper1_claims names its three (role=path)
+    name, inputs = (("paper1_phases", [str(path)]) if command == "figure" else
+                    ("paper1_claims", [f"{role}={path}" for role in ("metrics", "phases", "bench")]))
     out = tmp_path / "fig"
-    line = one_line_error(capsys, [command, name, str(path), "--out", str(out)], expected)
+    line = one_line_error(capsys, [command, name, *inputs, "--out", str(out)], expected)
     assert str(path) in line
     assert list(tmp_path.iterdir()) == ([path] if content is not None else [])  # nothing written
 

@@ -86,6 +86,15 @@ def _check_out_stem(out: str) -> None:
                            f"(write e.g. {str(Path(out)).replace('.', '_')})"], str(out))
 
 
+def _check_named_inputs(inputs: list[str], module, name: str) -> None:
+    """The module's input roles first (a missing or unknown role is named), then every file behind them."""
+    from effmarl.analysis.common import input_paths, named_inputs
+
+    if hasattr(module, "INPUTS"):
+        named_inputs(inputs, module.INPUTS, name)
+    _check_inputs(input_paths(inputs))
+
+
 def _check_inputs(paths: list[str]) -> None:
     """Study tables a figure or table is drawn from: readable parquet files with at least one finite number."""
     import numpy as np
@@ -111,7 +120,7 @@ def _cmd_figure(args) -> int:
 
     _check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
-    _check_inputs(args.inputs)
+    _check_named_inputs(args.inputs, module, f"figure {args.name}")
     fig, shown = module.make(args.inputs)
     for path in save_figure(fig, args.out, args.inputs, shown, name=args.name, caption=module.CAPTION):
         print(path)
@@ -124,7 +133,7 @@ def _cmd_table(args) -> int:
 
     _check_out_stem(args.out)
     module = _load_entry(TABLES, args.name, "table")
-    _check_inputs(args.inputs)
+    _check_named_inputs(args.inputs, module, f"table {args.name}")
     for path in save_table(module.make(args.inputs), args.out, args.inputs, name=args.name,
                            caption=module.CAPTION):
         print(path)
