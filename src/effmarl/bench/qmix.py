@@ -95,7 +95,7 @@ def training(args, root: Path) -> list[dict]:
 
     rows = []
     for method in ("dense", "mast"):
-        for ratio in sorted({1, args.envs}):
+        for ratio in args.updates_per_round or sorted({1, args.envs}):
             per_seed = {}
             for n_seeds in sorted({1, args.seeds}):
                 cfg = _cfg(args, method, ratio, "jax")
@@ -150,6 +150,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map", default="3m", help="SMAX map (default 3m)")
     parser.add_argument("--envs", type=int, default=8, help="parallel episodes per seed and round (default 8)")
     parser.add_argument("--seeds", type=int, default=8, help="seeds in lockstep (default 8)")
+    parser.add_argument("--updates-per-round", type=int, nargs="+",
+                        help="training: updates per collection round to measure (default: 1 and --envs)")
     parser.add_argument("--batch-size", type=int, default=32, help="episodes per update (default 32, PyMARL's)")
     parser.add_argument("--sparsity", type=float, default=0.9, help="MAST's sparsity (default 0.9)")
     parser.add_argument("--delta-m", type=int, default=20, help="MAST's topology interval in updates (default 20)")
