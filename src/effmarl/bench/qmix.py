@@ -26,6 +26,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+CAPTION = ("Paper-2 engine benchmark (effmarl bench qmix): acting throughput of the Python and the jitted SMAX "
+           "runner, training throughput of 1 and S seeds in lockstep (dense and MAST), and MAST's mask work against "
+           "a dense update, measured side by side in one run.")
+
 
 def _cfg(args, method: str, updates_per_round: int, runner: str, seed: int = 0, mast_parts: bool = False) -> dict:
     """A bench run config; mast_parts switches MAST's non-mask parts (Soft Mellowmax, hybrid TD(λ), dual buffer)
@@ -174,8 +178,8 @@ def run(args) -> pd.DataFrame:
         rows = [row for part in parts for row in {"acting": acting, "training": training,
                                                    "mask_work": mask_work}[part](args, Path(tmp))]
     table = pd.DataFrame(rows)
-    rec = provenance.record(extra={"benchmark": "qmix", "args": {k: v for k, v in vars(args).items()
-                                                                  if k != "func"}})
+    rec = provenance.record(extra={"benchmark": "bench_qmix", "kind": "benchmark", "name": "bench qmix",
+                                   "caption": CAPTION, "args": {k: v for k, v in vars(args).items() if k != "func"}})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     hw = rec["hardware"]
