@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from effmarl.config import expand_all
+from effmarl.config import expand_all, lockstep_groups
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
 slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")
@@ -27,6 +27,8 @@ TIMING = re.compile(r"(second|_s$|_ms|ms_|time|wall|elapsed|_at$|per_round|%|sha
                     re.IGNORECASE)
 # Claims tables hold one row per paper claim; the measured value of a claim about times ("ours") is a timing.
 TIMING_CLAIM = re.compile(r"(?:time|sampling phase|share)", re.IGNORECASE)
+# Benchmark tables measure speed and memory in every column that is not a label: only their shape is compared.
+BENCHMARK = re.compile(r"(^|/)bench(mark)?s?[/_]")
 
 
 def _without_timing_claims(table: pd.DataFrame) -> pd.DataFrame:
@@ -54,6 +56,8 @@ def table_differences(first: dict[str, pd.DataFrame], second: dict[str, pd.DataF
         a, b = _without_timing_claims(first[name]), _without_timing_claims(second[name])
         if list(a.columns) != list(b.columns) or len(a) != len(b):
             problems.append(f"{name}: columns or rows differ ({a.shape} vs {b.shape})")
+            continue
+        if BENCHMARK.search(name):
             continue
         for column in a.columns:
             if TIMING.search(str(column)):
@@ -96,6 +100,14 @@ def test_claims_about_times_are_timings_and_other_claims_are_compared():
         "claims.csv: column 'ours' differs, first at row 2 (-0.82 vs +1.5)"]
 
 
+def test_benchmark_tables_are_compared_by_shape_only():
+    a = {"figures/bench/bench_qmix.csv": pd.DataFrame({"lockstep_cost": [1.9], "peak_rss_mib": [395.6]})}
+    assert table_differences(a, {"figures/bench/bench_qmix.csv": a["figures/bench/bench_qmix.csv"] * 2}) == []
+    assert table_differences(a, {"figures/bench/bench_qmix.csv": pd.DataFrame({"lockstep_cost": [1.9, 2.0],
+                                                                               "peak_rss_mib": [1.0, 2.0]})})
+    assert not BENCHMARK.search("figures/mast/tables/methods.csv")
+
+
 def test_timing_columns_are_recognised():
     timing = ["seconds", "wall_s", "sampling_ms_per_round", "change_vs_reference_uniform_%", "made_at", "share"]
     kept = ["reward", "test_win_rate", "env.n_agents", "episode", "loss", "algo", "sparsity"]
@@ -112,9 +124,15 @@ def _smoke() -> dict:
 def test_every_training_run_was_a_completed_slurm_job():
     jobs = (OUT / "slurm-jobs.txt").read_text().split("\n")
     comments = [line.split()[1] for line in jobs if line.strip() and line.split()[2] == "COMPLETED"]
-    runs = {f"rule_train_wildcards_{study}_{run_id}" for study, ids in expand_all(_smoke()).items() for run_id in ids}
-    # the executor plugin comments each job with its rule and wildcards
-    assert {c for c in comments if c.startswith("rule_train_")} == runs
+    runs = expand_all(_smoke())
+    grouped = lockstep_groups(_smoke(), runs)
+    in_lockstep = {(study, rid) for study, ids in grouped.values() for rid in ids}
+    # the executor plugin comments each job with its rule and wildcards: rule_train_<kind>_wildcards_<study>_<id>
+    # for a run of its own, rule_<group name> for seeds trained in lockstep
+    alone = {(study, rid) for study, ids in runs.items() for rid in ids if (study, rid) not in in_lockstep}
+    trained = {c.split("_wildcards_", 1)[1] for c in comments if c.startswith("rule_train_") and "_wildcards_" in c}
+    assert trained == {f"{study}_{rid}" for study, rid in alone}
+    assert {f"rule_{name}" for name in grouped} <= set(comments)
     local = {"rule_aggregate", "rule_figure", "rule_table", "rule_figure_index", "rule_run_config"}
     assert not any(c.split("_wildcards")[0] in local for c in comments), "a local rule was submitted as a job"
 
