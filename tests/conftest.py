@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the venv running the tests: its effmarl and snakemake
@@ -25,19 +27,34 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
-def smoke_workflow(tmp_path_factory) -> dict:
-    """Run the whole workflow on configs/smoke.yaml into a temporary directory (once per session).
+def smoke_workflow(tmp_path_factory, worker_id) -> dict:
+    """Run the whole workflow on configs/smoke.yaml into a temporary directory (once per test session, also when
+    pytest-xdist runs the suite in several workers: the first worker to need it runs it under a file lock in the
+    workers' shared temporary root, the others wait for it and read where it is).
 
-    Returns the directories and the list of final outputs Snakemake reports for `rule all`.
+    Returns the directories, the workflow's log and a dry re-run's output.
     """
-    work = tmp_path_factory.mktemp("smoke_workflow")
+    if worker_id == "master":
+        return _run_smoke_workflow(tmp_path_factory.mktemp("smoke_workflow"))
+    shared = tmp_path_factory.getbasetemp().parent
+    record = shared / "smoke_workflow.json"
+    with FileLock(str(record) + ".lock"):
+        if not record.is_file():
+            result = _run_smoke_workflow(shared / "smoke_workflow")
+            record.write_text(json.dumps({k: str(v) for k, v in result.items()}))
+    saved = json.loads(record.read_text())
+    return {k: Path(v) if k in ("work", "results", "figures") else v for k, v in saved.items()}
+
+
+def _run_smoke_workflow(work: Path) -> dict:
+    work.mkdir(parents=True, exist_ok=True)
     results, figures = work / "results", work / "figures"
     common = ["--snakefile", str(ROOT / "Snakefile"), "--directory", str(work),
               "--configfile", str(ROOT / "configs/smoke.yaml"),
               "--config", f"results_dir={results}", f"figures_dir={figures}"]
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     proc = run_cli("snakemake", *common, "--cores", "2", env=env, timeout=1500)
-    if proc.returncode != 0:
+    if proc.returncode != 0:  # every test that needs the workflow fails with this message
         pytest.fail(f"smoke workflow failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}")
     again = run_cli("snakemake", *common, "-n", "--quiet", "all", env=env)
     return {"work": work, "results": results, "figures": figures, "log": proc.stderr,

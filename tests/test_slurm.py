@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from effmarl.config import expand_all, lockstep_groups
+from effmarl.config import expand_all, process_groups
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
 slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")
@@ -125,7 +125,7 @@ def test_every_training_run_was_a_completed_slurm_job():
     jobs = (OUT / "slurm-jobs.txt").read_text().split("\n")
     comments = [line.split()[1] for line in jobs if line.strip() and line.split()[2] == "COMPLETED"]
     runs = expand_all(_smoke())
-    grouped = lockstep_groups(_smoke(), runs)
+    grouped = process_groups(_smoke(), runs)
     in_lockstep = {(study, rid) for study, ids in grouped.values() for rid in ids}
     # the executor plugin comments each job with its rule and wildcards: rule_train_<kind>_wildcards_<study>_<id>
     # for a run of its own, rule_<group name> for seeds trained in lockstep

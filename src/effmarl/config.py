@@ -166,11 +166,14 @@ def offpolicy_checks(cfg: dict) -> None:
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
-    """SafeLoader that refuses a mapping with a repeated key."""
+    """SafeLoader that refuses a mapping with a repeated key. YAML merge keys (`<<: *anchor`) are allowed: the
+    mapping's own keys override the merged ones, and only its own keys must be unique."""
 
     def construct_mapping(self, node, deep=False):
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=True)
             try:
                 duplicate = key in seen
@@ -269,31 +272,83 @@ def expand_study(name: str, study: dict, profile: str) -> dict[str, dict]:
 
 def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     """Every study's runs, validated: {study: {run_id: run config}}."""
-    return {
+    runs = {
         name: expand_study(name, study, workflow_cfg["profile"])
         for name, study in workflow_cfg["studies"].items()
     }
+    resolve_ticket_sources(workflow_cfg, runs)
+    if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
+        raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
+                           "needs studies mast_dense and mast_sweep in the profile"], "profile")
+    return runs
 
 
 LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
 
 
-def lockstep_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
-    """Jobs that train several seeds in one process: {job name: (study, [run ids])}. A study with
-    seeds_per_process = k > 1 (qmix family) groups the runs that differ only in their seed, k at a time, in grid
-    order; every other run stays a job of its own."""
+def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
+    """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study with
+    runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid order, whatever they vary;
+    otherwise seeds_per_process = k > 1 groups the runs that differ only in their seed, k at a time. Inside the
+    process, seeds of one configuration train in lockstep (effmarl train). Every other run stays a job of its own."""
     groups = {}
     for study, spec in workflow_cfg["studies"].items():
-        k = spec.get("seeds_per_process", 1)
-        if k <= 1:
-            continue
-        by_config: dict[str, list[str]] = {}
-        for rid, cfg in runs[study].items():
-            if cfg["algo"] in LOCKSTEP_ALGOS:
-                by_config.setdefault(config_hash({**cfg, "seed": None}), []).append(rid)
-        for members in by_config.values():
-            for start in range(0, len(members), k):
-                chunk = members[start: start + k]
-                if len(chunk) > 1:
-                    groups[f"lockstep_{study}_{len(groups)}"] = (study, chunk)
+        members = [rid for rid, cfg in runs[study].items() if cfg["algo"] in LOCKSTEP_ALGOS]
+        k = spec.get("runs_per_process", 1)
+        if k > 1:
+            chunks = [members[start: start + k] for start in range(0, len(members), k)]
+            kind = "batch"
+        else:
+            k, kind, by_config = spec.get("seeds_per_process", 1), "lockstep", {}
+            for rid in members:
+                by_config.setdefault(config_hash({**runs[study][rid], "seed": None}), []).append(rid)
+            chunks = [ids[start: start + k] for ids in by_config.values() for start in range(0, len(ids), k)]
+        for chunk in chunks:
+            if len(chunk) > 1:
+                groups[f"{kind}_{study}_{len(groups)}"] = (study, chunk)
     return groups
+
+
+def resolve_ticket_sources(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> None:
+    """Studies with ticket_source: set each run's sparse.ticket.source to the source study's run directory with
+    the same seed (in place). The source must be another study with exactly one run per seed."""
+    results = workflow_cfg["results_dir"]
+    for study, spec in workflow_cfg["studies"].items():
+        source = spec.get("ticket_source")
+        if source is None:
+            continue
+        where = f"studies.{study}.ticket_source"
+        if source not in runs or source == study:
+            raise ConfigError([f"field '{where}': {source!r} is not another study of this profile"], "profile")
+        by_seed: dict[int, list[str]] = {}
+        for rid, cfg in runs[source].items():
+            by_seed.setdefault(cfg["seed"], []).append(rid)
+        for rid, cfg in runs[study].items():
+            match = by_seed.get(cfg["seed"], [])
+            if len(match) != 1:
+                raise ConfigError([f"field '{where}': study {source!r} has {len(match)} runs with seed "
+                                   f"{cfg['seed']} (run {rid} needs exactly one)"], "profile")
+            cfg["sparse"].setdefault("ticket", {})["source"] = f"{results}/{source}/{match[0]}"
+
+
+def selected_config(cfg: dict, selection_csv: str | Path) -> dict:
+    """`cfg` with sparse.sparsity set to the sparsity the MAST selection table (columns algo, map, sparsity,
+    chosen) chose for the run's (algo, map); a table without exactly one chosen row for it is refused."""
+    import csv
+
+    with open(selection_csv, newline="") as handle:
+        rows = [row for row in csv.DictReader(handle)
+                if row.get("algo") == cfg["algo"] and row.get("map") == cfg["env"]["map"]
+                and row.get("chosen", "").strip().lower() == "true"]
+    if len(rows) != 1:
+        raise ConfigError([f"{len(rows)} chosen sparsities for algo {cfg['algo']!r} map {cfg['env']['map']!r} "
+                           "(expected exactly one; the profile's mast_sweep and mast_dense must cover them)"],
+                          str(selection_csv))
+    out = copy.deepcopy(cfg)
+    out["sparse"]["sparsity"] = float(rows[0]["sparsity"])
+    return out
+
+
+def selection_studies(workflow_cfg: dict) -> list[str]:
+    """Studies whose runs take their sparsity from the MAST sparsity selection (sparsity_from: selection)."""
+    return [name for name, spec in workflow_cfg["studies"].items() if spec.get("sparsity_from") == "selection"]

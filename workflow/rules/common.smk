@@ -3,7 +3,7 @@ import os
 import re
 import shlex
 
-from effmarl.config import lockstep_groups
+from effmarl.config import process_groups, selected_config, selection_studies
 from effmarl.resources import for_run
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
@@ -19,9 +19,9 @@ def run_files(study, name):
     return [f"{RESULTS}/{study}/{rid}/{name}" for rid in run_ids(study)]
 
 
-# Seeds trained together in one process where a study sets seeds_per_process > 1 (lockstep.smk):
-# {job name: (study, [run ids])}
-LOCKSTEP = lockstep_groups(config, RUNS)
+# Runs trained together in one process where a study sets runs_per_process or seeds_per_process > 1
+# (lockstep.smk): {job name: (study, [run ids])}
+PROCESS_GROUPS = process_groups(config, RUNS)
 
 
 # The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
@@ -50,10 +50,29 @@ def train_kind(files):
     return "offpolicy" if "counters.json" in files else "random"
 
 
+# The MAST sparsity selection (paper 2 Table 1: the highest sparsity at which MAST stays within 3 % of dense),
+# a table made from studies mast_dense and mast_sweep; studies with sparsity_from: selection read it.
+SELECTION = f"{FIGURES}/mast/tables/selection.csv"
+SELECTED = selection_studies(config)
+
+
+def ticket_inputs(study, rid):
+    """The source run's files a winning or cheating ticket starts from (paper 2 Fig. 10), else none."""
+    ticket = RUNS[study][rid].get("sparse", {}).get("ticket", {})
+    if ticket.get("kind") not in ("winning", "cheating"):
+        return []
+    return [f"{ticket['source']}/masks.pt", f"{ticket['source']}/model.pt", f"{ticket['source']}/provenance.json"]
+
+
+def run_inputs(study, rid):
+    """What training a run reads besides its config: a ticket's source run."""
+    return ticket_inputs(study, rid)
+
+
 def train_groups():
     """{kind: (files a run writes, ["<study>/<run_id>", ...])}: one train rule per distinct set of outputs (runs
     trained in lockstep with other seeds are made by their group's rule, lockstep.smk)."""
-    grouped = {(study, rid) for study, ids in LOCKSTEP.values() for rid in ids}
+    grouped = {(study, rid) for study, ids in PROCESS_GROUPS.values() for rid in ids}
     groups = {}
     for study, runs in RUNS.items():
         for rid, cfg in runs.items():

@@ -24,9 +24,34 @@ rule run_config:
         cfg=lambda wc: RUNS[wc.study][wc.run_id],
     log:
         f"{RESULTS}/{{study}}/{{run_id}}/config.log",
+    wildcard_constraints:
+        study=alternatives([s for s in RUNS if s not in SELECTED]),
     run:
         io.write_text(output[0], yaml.safe_dump(params.cfg, sort_keys=True))
         io.write_text(log[0], f"resolved configuration written to {output[0]}\n")
+
+
+if SELECTED:
+
+    rule run_config_selected:
+        """The configuration of a run whose sparsity the MAST selection decides (sparsity_from: selection): the
+        second stage of paper 2's Table 1. The sparsity chosen for the run's (algo, map) is written in."""
+        input:
+            SELECTION,
+        output:
+            f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
+        params:
+            cfg=lambda wc: RUNS[wc.study][wc.run_id],
+        log:
+            f"{RESULTS}/{{study}}/{{run_id}}/config.log",
+        wildcard_constraints:
+            study=alternatives(SELECTED),
+        localrule: True
+        run:
+            cfg = selected_config(params.cfg, input[0])
+            io.write_text(output[0], yaml.safe_dump(cfg, sort_keys=True))
+            io.write_text(log[0], f"sparsity {cfg['sparse']['sparsity']} from {input[0]}; configuration written to "
+                          f"{output[0]}\n")
 
 
 # One train rule per set of files a run writes (train_outputs in common.smk), each matching only its runs, so
@@ -38,7 +63,8 @@ for _kind, (_files, _runs) in train_groups().items():
         name:
             f"train_{_kind}"
         input:
-            f"{RESULTS}/{{run}}/config.yaml",
+            config=f"{RESULTS}/{{run}}/config.yaml",
+            source=lambda wc: run_inputs(*wc.run.split("/")),
         output:
             **{name.replace(".", "_"): f"{RESULTS}/{{run}}/{name}" for name in _files},
             provenance=f"{RESULTS}/{{run}}/provenance.json",
@@ -54,7 +80,7 @@ for _kind, (_files, _runs) in train_groups().items():
             runtime=lambda wc: run_resources(wc.run, "runtime"),
             gpu=lambda wc: run_resources(wc.run, "gpu"),
         shell:
-            thread_env() + "effmarl train --config {input} --out $(dirname {output.provenance}) "
+            thread_env() + "effmarl train --config {input.config} --out $(dirname {output.provenance}) "
             "--set threads={threads} > {log} 2>&1"
 
 

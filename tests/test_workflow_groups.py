@@ -1,0 +1,93 @@
+"""How a profile's runs become jobs and configs beyond the plain grid: several runs in one process
+(runs_per_process / seeds_per_process), the MAST sparsity selection that sets the baselines' sparsity
+(sparsity_from), and ticket runs paired with their source run by seed (ticket_source)."""
+
+from __future__ import annotations
+
+import pytest
+
+from effmarl.config import ConfigError, expand_all, load_yaml, process_groups, selected_config
+
+SMAX = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 400},
+        "qmix": {"shared_params": False, "num_envs": 2, "batch_size": 4, "buffer_size": 200}}
+
+
+def profile(**studies) -> dict:
+    return {"profile": "smoke", "results_dir": "R", "figures_dir": "F", "studies": studies}
+
+
+def test_runs_per_process_chunks_a_study_in_grid_order_whatever_it_varies():
+    cfg = profile(s={"base": {**SMAX, "sparse": {"method": "mast"}},
+                     "grid": {"sparse.sparsity": [0.5, 0.9], "seed": [0, 1, 2]}, "runs_per_process": 4})
+    runs = expand_all(cfg)
+    groups = process_groups(cfg, runs)
+    ids = list(runs["s"])
+    assert list(groups.values()) == [("s", ids[:4]), ("s", ids[4:])]
+    assert all(name.startswith("batch_s_") for name in groups)
+
+
+def test_seeds_per_process_groups_only_runs_that_differ_in_their_seed():
+    cfg = profile(s={"base": {**SMAX, "sparse": {"method": "mast"}},
+                     "grid": {"sparse.sparsity": [0.5, 0.9], "seed": [0, 1, 2]}, "seeds_per_process": 2})
+    groups = process_groups(cfg, expand_all(cfg))
+    assert [ids for _, ids in groups.values()] == [["sparsity-0.5_seed-0", "sparsity-0.5_seed-1"],
+                                                   ["sparsity-0.9_seed-0", "sparsity-0.9_seed-1"]]
+
+
+def test_a_lone_run_stays_a_job_of_its_own():
+    cfg = profile(s={"base": SMAX, "grid": {"seed": [0]}, "runs_per_process": 8})
+    assert process_groups(cfg, expand_all(cfg)) == {}
+
+
+def test_ticket_runs_take_the_source_run_with_the_same_seed():
+    source = {"base": {**SMAX, "sparse": {"method": "mast"}}, "grid": {"seed": [0, 1]}}
+    tickets = {"base": {**SMAX, "sparse": {"method": "static"}},
+               "grid": {"sparse.ticket.kind": ["winning"], "seed": [1, 0]}, "ticket_source": "ref"}
+    runs = expand_all(profile(ref=source, t=tickets))
+    assert {rid: c["sparse"]["ticket"]["source"] for rid, c in runs["t"].items()} == {
+        "kind-winning_seed-1": "R/ref/seed-1", "kind-winning_seed-0": "R/ref/seed-0"}
+
+
+@pytest.mark.parametrize("source,expected", [
+    ({"base": SMAX, "grid": {"seed": [0]}}, "study 'ref' has 0 runs with seed 1"),
+    ({"base": SMAX, "grid": {"qmix.lr": [0.1, 0.2], "seed": [0, 1]}}, "study 'ref' has 2 runs with seed 0"),
+])
+def test_a_ticket_source_without_exactly_one_run_per_seed_is_one_line(source, expected):
+    tickets = {"base": {**SMAX, "sparse": {"method": "static"}}, "grid": {"seed": [0, 1]}, "ticket_source": "ref"}
+    with pytest.raises(ConfigError) as err:
+        expand_all(profile(ref=source, t=tickets))
+    assert "field 'studies.t.ticket_source'" in str(err.value) and expected in str(err.value)
+    assert len(str(err.value).splitlines()) == 1
+
+
+def test_an_unknown_ticket_source_is_named():
+    tickets = {"base": {**SMAX, "sparse": {"method": "static"}}, "grid": {"seed": [0]}, "ticket_source": "nope"}
+    with pytest.raises(ConfigError, match="field 'studies.t.ticket_source': 'nope' is not another study"):
+        expand_all(profile(t=tickets))
+
+
+def test_sparsity_from_selection_needs_the_dense_and_sweep_studies():
+    table1 = {"base": {**SMAX, "sparse": {"method": "rigl"}}, "grid": {"seed": [0]}, "sparsity_from": "selection"}
+    with pytest.raises(ConfigError, match="studies.t.sparsity_from': the selection needs studies mast_dense"):
+        expand_all(profile(t=table1))
+
+
+def test_selected_config_writes_the_chosen_sparsity_of_its_algo_and_map(tmp_path):
+    table = tmp_path / "selection.csv"
+    table.write_text("algo,map,sparsity,chosen\nqmix,3m,0.5,False\nqmix,3m,0.9,True\nqmix,2s3z,0.8,True\n"
+                     "ow_qmix,3m,0.95,True\n")
+    cfg = {"algo": "qmix", "env": {"map": "3m"}, "sparse": {"sparsity": 0.1}}
+    assert selected_config(cfg, table)["sparse"]["sparsity"] == 0.9
+    assert cfg["sparse"]["sparsity"] == 0.1  # the parse-time config is left alone
+    with pytest.raises(ConfigError, match="0 chosen sparsities for algo 'res_qmix' map '3m'"):
+        selected_config({**cfg, "algo": "res_qmix"}, table)
+
+
+def test_yaml_merge_keys_override_and_own_duplicates_are_still_refused(tmp_path):
+    good = tmp_path / "good.yaml"
+    good.write_text("a: &base {x: 1, y: 2}\nb: {<<: *base, y: 3}\n")
+    assert load_yaml(good) == {"a": {"x": 1, "y": 2}, "b": {"x": 1, "y": 3}}
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("a: &base {x: 1}\nb: {<<: *base, y: 3, y: 4}\n")
+    with pytest.raises(ConfigError, match="duplicate key 'y'"):
+        load_yaml(bad)
