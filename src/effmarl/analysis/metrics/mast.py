@@ -233,7 +233,9 @@ def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
                      "train_flops_reduction": 1.0 / g["train_flops_ratio"].mean(),
                      "mean_of_reductions": (1.0 / g["train_flops_ratio"]).mean(),
                      "normalised": g["normalised"].mean(), "seeds": int(g["seeds"].min())})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["algo", "method", "maps", "n_maps", "train_flops_ratio", "inference_flops_ratio",
+                                       "size_ratio", "train_flops_reduction", "mean_of_reductions", "normalised",
+                                       "seeds"])
 
 
 # The defaults of the ablated settings (configs' run defaults, docs/mast.md), marked in the ablation tables.
