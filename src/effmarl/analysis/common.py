@@ -304,3 +304,19 @@ def learning_curves_figure(algo: str, named: dict[str, list[str]]):
 def shown_runs(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     """`frame` for the footer naming the runs, or None where it lacks the run identity columns."""
     return frame if frame is not None and set(RUN_COLUMNS) <= set(frame.columns) and len(frame) else None
+
+
+def operator_of(frame: pd.DataFrame) -> pd.Series:
+    """The target operator of each row: cfg.mellowmax.operator where present; otherwise from cfg.mellowmax.enabled
+    (true -> Soft Mellowmax, false -> max; unset -> on for MAST only, the config's default)."""
+    if "cfg.mellowmax.operator" in frame:
+        return frame["cfg.mellowmax.operator"].astype(str)
+    method = frame.get("cfg.sparse.method", pd.Series("", index=frame.index))
+    enabled = frame.get("cfg.mellowmax.enabled", pd.Series(None, index=frame.index, dtype=object))
+
+    def one(e, m):
+        if e is None or (isinstance(e, float) and e != e):
+            return "soft_mellowmax" if m == "mast" else "max"
+        return "soft_mellowmax" if str(e).lower() in ("true", "1") else "max"
+
+    return pd.Series([one(e, m) for e, m in zip(enabled, method, strict=True)], index=frame.index)

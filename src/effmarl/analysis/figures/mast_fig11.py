@@ -53,7 +53,8 @@ def make(inputs: list[str]):
         ax.set_xticks(range(grid.shape[1]), [c.removeprefix("agent.").removesuffix(".weight") for c in grid.columns],
                       rotation=30, ha="right", fontsize=7)
         ax.set_yticks(range(grid.shape[0]), [f"agent {a}" for a in grid.index], fontsize=7)
-        runs = rows.drop_duplicates([c for c in ("cfg.study", "run_id") if c in rows])
+        ident = [c for c in ("cfg.study", "run_id") if c in rows]
+        runs = rows.drop_duplicates(ident) if ident else rows.iloc[:1]  # a single run's own table has no run_id
         where = " on SMAX ".join([algo_name(values[0]), map_name(values[1])]) if len(values) == 2 else ""
         ax.set_title(f"MAST-{where} ({seeds_text(len(runs))})", fontsize=9)
         fig.colorbar(image, ax=ax, label="active fraction")

@@ -29,7 +29,9 @@ def make(inputs: list[str], k: int = LAST_K):
     if "unit_type" not in masks:
         masks["unit_type"] = "all"
     masks["unit_type"] = masks["unit_type"].fillna("all").astype(str)
-    ident = [c for c in ("cfg.study", "run_id") if c in masks] or ["run_id"]
+    if "run_id" not in masks:  # a single run's own table
+        masks["run_id"] = "run"
+    ident = [c for c in ("cfg.study", "run_id") if c in masks]
     per_agent = masks.groupby([*ident, "agent", "unit_type"], as_index=False)["active"].sum()
     per_run = per_agent.groupby([*ident, "unit_type"], as_index=False)["active"].mean()
     stats = seed_stats(per_run, ["unit_type"], value="active")

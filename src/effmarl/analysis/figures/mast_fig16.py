@@ -10,6 +10,7 @@ from effmarl.analysis.common import (
     curve_panels,
     map_name,
     named_inputs,
+    operator_of,
     read_tables,
 )
 
@@ -24,10 +25,7 @@ INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
 
 def make(inputs: list[str]):
     summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_fig16")["metrics"])
-    data = summary.copy()
-    if OPERATOR not in data:  # an older run table: the operator follows from whether Soft Mellowmax is on
-        enabled = data.get("cfg.mellowmax.enabled", data["cfg.sparse.method"].eq("mast"))
-        data[OPERATOR] = enabled.map(lambda e: "max" if e is False or str(e).lower() == "false" else "soft_mellowmax")
+    data = summary.assign(**{OPERATOR: operator_of(summary)})
     cells = data[["cfg.algo", "cfg.env.map"]].drop_duplicates().values.tolist()
     panels_data = [(f"MAST-{algo_name(a)} on SMAX {map_name(m)}",
                     data[(data["cfg.algo"] == a) & (data["cfg.env.map"] == m)]) for a, m in cells]

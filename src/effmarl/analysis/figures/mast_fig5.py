@@ -6,10 +6,17 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.common import OPERATOR_NAMES, OPERATOR_ORDER, draw_curve, named_inputs, note, read_tables
+from effmarl.analysis.common import (
+    OPERATOR_NAMES,
+    OPERATOR_ORDER,
+    draw_curve,
+    named_inputs,
+    note,
+    operator_of,
+    read_tables,
+)
 from effmarl.analysis.metrics import curves
 
-OPERATOR = "cfg.mellowmax.operator"
 SHOWN = ["max", "soft_mellowmax"]
 CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellowmax in its targets. Left: test win "
            "rate; right: value estimate (mean Q of the taken actions, q_taken_mean) against environment steps. Each "
@@ -19,20 +26,9 @@ CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellow
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
 
 
-def operators(summary):
-    """The operator of each row: cfg.mellowmax.operator, or from cfg.mellowmax.enabled where that column is absent
-    (enabled false -> max; otherwise MAST's Soft Mellowmax)."""
-    if OPERATOR in summary:
-        return summary[OPERATOR].astype(str)
-    enabled = summary.get("cfg.mellowmax.enabled")
-    if enabled is None:
-        return summary["cfg.sparse.method"].map(lambda m: "soft_mellowmax" if m == "mast" else "max")
-    return enabled.map(lambda e: "max" if e is False or str(e).lower() == "false" else "soft_mellowmax")
-
-
 def make(inputs: list[str]):
     summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_fig5")["metrics"])
-    data = summary.assign(operator=operators(summary))
+    data = summary.assign(operator=operator_of(summary))
     data = data[data["operator"].isin(SHOWN)]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.3))
     for ax, value, ylabel in ((axes[0], "test_win_rate", "test win rate"),
