@@ -39,7 +39,8 @@ def sampler_color(sampler: str):
 def named_inputs(inputs: list[str], roles: dict[str, str], name: str = "", required: bool = True
                  ) -> dict[str, list[str]]:
     """`role=path` arguments -> {role: [paths]} for the roles a module declares in `roles` ({role: what it is}).
-    Every role must be given at least once (unless not `required`); an unknown role or a bare path is a one-line
+    Every role must be given at least once (unless not `required`, or its description starts with "optional: ");
+    an unknown role or a bare path is a one-line
     error naming it."""
     found: dict[str, list[str]] = {role: [] for role in roles}
     errors = []
@@ -52,10 +53,17 @@ def named_inputs(inputs: list[str], roles: dict[str, str], name: str = "", requi
         else:
             found[role].append(path)
     errors += [f"input role {role!r} ({what}) not given" for role, what in roles.items()
-               if required and not found[role]]
+               if required and not found[role] and not is_optional(what)]
     if errors:
         raise ConfigError(errors, f"effmarl {name}".strip())
     return found
+
+
+OPTIONAL = "optional: "  # a role whose description starts so may be left out (it is then an empty list)
+
+
+def is_optional(description: str) -> bool:
+    return str(description).startswith(OPTIONAL)
 
 
 def input_paths(inputs: list[str]) -> list[str]:
@@ -155,3 +163,160 @@ def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str], *, 
     md = io.write_text(out_stem.with_suffix(".md"), header + table.to_markdown(index=False) + "\n")
     _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs))
     return [csv, md]
+
+
+# ---- paper 2 (MAST) drawing helpers shared by the mast_* figures -------------------------------------------------
+TICKET_NAMES = {"random": "random ticket", "winning": "winning ticket", "cheating": "cheating ticket"}
+OPERATOR_ORDER = ["max", "softmax", "mellowmax", "soft_mellowmax"]
+OPERATOR_NAMES = {"max": "max", "softmax": "softmax", "mellowmax": "Mellowmax", "soft_mellowmax": "Soft Mellowmax"}
+
+
+def method_color(method: str):
+    """One colour per paper-2 method, the same in every figure (tab10 in Table 1's order)."""
+    return _TAB10[METHOD_ORDER.index(method) % 10] if method in METHOD_ORDER else "0.5"
+
+
+def method_name(method) -> str:
+    return METHOD_NAMES.get(str(method), str(method))
+
+
+def algo_name(algo) -> str:
+    return ALGO_NAMES.get(str(algo), str(algo))
+
+
+def map_name(name) -> str:
+    return str(name).replace("64zg_approx", "64zg (approx.)")
+
+
+def read_optional(paths: list[str]) -> pd.DataFrame | None:
+    """Parquet tables concatenated, or None where a role was given no file."""
+    return read_tables(paths) if paths else None
+
+
+def draw_curve(ax, curve: pd.DataFrame, label: str, color=None, linestyle="-") -> None:
+    """One smoothed mean line with its band (from `metrics.curves` rows of one group); the legend label gets the
+    seed count. A single point is drawn as a marker (a line needs two)."""
+    from effmarl.analysis.metrics import seeds_text
+
+    curve = curve.sort_values("x")
+    text = f"{label} ({seeds_text(curve['seeds'])})"
+    marker = "o" if len(curve) < 3 else None
+    (line,) = ax.plot(curve["x"], curve["mean"], label=text, color=color, linestyle=linestyle, marker=marker)
+    band = curve.dropna(subset=["lo", "hi"])
+    if len(band):
+        ax.fill_between(band["x"], band["lo"], band["hi"], color=line.get_color(), alpha=0.2, linewidth=0)
+
+
+def note(ax, text: str) -> None:
+    """A message in an axis that has nothing else to show (never an empty plot)."""
+    ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3", wrap=True)
+
+
+def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "iqm") -> None:
+    """Bars of `value` (IQM) with the bootstrap interval as error bars where there is one, and each bar's seed count
+    written above it ('n=1: no interval' where one seed)."""
+    import numpy as np
+
+    x = np.arange(len(stats))
+    heights = stats[value].to_numpy(dtype=float)
+    ax.bar(x, np.nan_to_num(heights), color=colors, edgecolor="0.2", linewidth=0.5)
+    lo, hi = stats["iqm_lo"].to_numpy(dtype=float), stats["iqm_hi"].to_numpy(dtype=float)
+    has = np.isfinite(lo) & np.isfinite(hi)
+    if has.any():
+        ax.errorbar(x[has], heights[has], yerr=[heights[has] - lo[has], hi[has] - heights[has]], fmt="none",
+                    ecolor="0.1", capsize=3, linewidth=1)
+    for xi, top, n in zip(x, np.where(has, hi, heights), stats["seeds"], strict=True):
+        ax.text(xi, (top if np.isfinite(top) else 0) + 0.02, f"n={int(n)}" + ("" if n > 1 else ", no CI"),
+                ha="center", va="bottom", fontsize=7)
+    ax.set_xticks(x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
+
+
+def curve_panels(panels_data: list[tuple[str, pd.DataFrame]], hue: str, order: list, names: dict, colors: dict,
+                 value: str = "test_win_rate", ylabel: str = "test win rate", width: float = 4.0,
+                 height: float = 3.2, title: str = ""):
+    """One panel per (title, metrics rows), one smoothed line with a band per value of `hue` (in `order`), seeds
+    aligned on the evaluation grid; a panel without data says so. Returns the figure."""
+    import matplotlib.pyplot as plt
+
+    from effmarl.analysis.metrics import curves
+
+    n = max(1, len(panels_data))
+    fig, axes = plt.subplots(1, n, figsize=(width * n, height), squeeze=False)
+    for ax, (name, rows) in zip(axes[0], panels_data or [("no runs", pd.DataFrame())], strict=True):
+        data = curves(rows, [hue], value) if len(rows) and hue in rows else pd.DataFrame()
+        present = [h for h in order if len(data) and h in set(data[hue])]
+        present += [h for h in (sorted(set(data[hue]), key=str) if len(data) else []) if h not in present]
+        for h in present:
+            draw_curve(ax, data[data[hue] == h], names.get(h, str(h)), colors.get(h))
+        if not present:
+            note(ax, f"no {ylabel} values in these runs")
+        else:
+            ax.legend(fontsize=7)
+        ax.set_title(name, fontsize=9)
+        ax.set_xlabel("environment steps")
+        ax.set_ylabel(ylabel)
+        if value == "test_win_rate":
+            ax.set_ylim(-0.02, 1.02)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def learning_curves_figure(algo: str, named: dict[str, list[str]]):
+    """Paper 2, Figures 13-15: for one algorithm, one panel per map, one line per method (dense from mast_dense,
+    MAST from mast_sweep at the chosen sparsity, baselines from mast_table1). Returns (figure, runs shown)."""
+    from effmarl.analysis.metrics import chosen_sparsity
+
+    chosen = chosen_sparsity(pd.read_csv(named["selection"][0])) if named.get("selection") else None
+    parts = []
+    for role in ("dense", "sweep", "baselines"):
+        if not named.get(role):
+            continue
+        frame = read_tables(named[role])
+        frame = frame[frame["cfg.algo"] == algo].copy()
+        if role == "dense":
+            frame["cfg.sparse.method"] = "dense"
+        elif role == "sweep":
+            frame["cfg.sparse.method"] = "mast"
+        if role != "dense" and chosen is not None and len(frame):
+            frame["_s"] = frame["cfg.sparse.sparsity"].astype(float).round(6)
+            frame = frame.merge(chosen.rename(columns={"algo": "cfg.algo", "map": "cfg.env.map", "sparsity": "_s"})
+                                [["cfg.algo", "cfg.env.map", "_s"]], on=["cfg.algo", "cfg.env.map", "_s"])
+            frame = frame.drop(columns="_s")
+        parts.append(frame)
+    data = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    maps = sorted(set(data["cfg.env.map"])) if len(data) else []
+    sparsity = {}
+    if chosen is not None:
+        sparsity = {m: s for a, m, s in zip(chosen["algo"], chosen["map"], chosen["sparsity"], strict=True)
+                    if a == algo}
+    panels_data = [(f"{algo_name(algo)} on SMAX {map_name(m)}"
+                    + (f", sparsity {sparsity[m]:g}" if m in sparsity else ""), data[data["cfg.env.map"] == m])
+                   for m in maps]
+    if not panels_data:
+        panels_data = [(f"{algo_name(algo)}: no runs of this algorithm in the inputs", pd.DataFrame())]
+    colors = {m: method_color(m) for m in METHOD_ORDER}
+    fig = curve_panels(panels_data, "cfg.sparse.method", METHOD_ORDER, METHOD_NAMES, colors)
+    return fig, (data if len(data) else None)
+
+
+def shown_runs(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    """`frame` for the footer naming the runs, or None where it lacks the run identity columns."""
+    return frame if frame is not None and set(RUN_COLUMNS) <= set(frame.columns) and len(frame) else None
+
+
+def operator_of(frame: pd.DataFrame) -> pd.Series:
+    """The target operator of each row: cfg.mellowmax.operator where present; otherwise from cfg.mellowmax.enabled
+    (true -> Soft Mellowmax, false -> max; unset -> on for MAST only, the config's default)."""
+    if "cfg.mellowmax.operator" in frame:
+        return frame["cfg.mellowmax.operator"].astype(str)
+    method = frame.get("cfg.sparse.method", pd.Series("", index=frame.index))
+    enabled = frame.get("cfg.mellowmax.enabled", pd.Series(None, index=frame.index, dtype=object))
+
+    def one(e, m):
+        if e is None or (isinstance(e, float) and e != e):
+            return "soft_mellowmax" if m == "mast" else "max"
+        return "soft_mellowmax" if str(e).lower() in ("true", "1") else "max"
+
+    return pd.Series([one(e, m) for e, m in zip(enabled, method, strict=True)], index=frame.index)

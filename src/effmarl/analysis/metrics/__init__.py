@@ -1,7 +1,22 @@
 """The metrics layer at the bottom of the analysis floor: run identity (`runs`), statistics, smoothing and
-normalisation (`stats`), paper-1 phase metrics (`phases`) and episode-return metrics (`rewards`). Figures and
-tables import from here (and from `analysis.common` for reading inputs and saving), never from each other."""
+normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`), paper-1 phase metrics
+(`phases`) and episode-return metrics (`rewards`). Figures and tables import from here (and from `analysis.common`
+for reading inputs and saving), never from each other."""
 
+from effmarl.analysis.metrics.mast import (
+                                             LAST_K,
+                                             ablation,
+                                             chosen_sparsity,
+                                             curves,
+                                             evaluations,
+                                             final_win_rate,
+                                             flops_averages,
+                                             interval_text,
+                                             seed_stats,
+                                             seeds_text,
+                                             select_sparsity,
+                                             table1_cells,
+)
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
                                              UPDATE_PHASES,
@@ -19,9 +34,11 @@ from effmarl.analysis.metrics.rewards import (
                                              team_returns,
 )
 from effmarl.analysis.metrics.runs import RUN_ID, config_columns, grid_keys, label, per_run, run_columns, runs
-from effmarl.analysis.metrics.stats import bootstrap_ci, change_pct, iqm, normalise, paired, smooth
+from effmarl.analysis.metrics.stats import bootstrap_ci, change_pct, iqm, normalise, paired, savgol, smooth
 
-__all__ = ["FINAL_FRACTION", "LEAF_PHASES", "RUN_ID", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
+__all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", "evaluations", "final_win_rate",
+           "flops_averages", "interval_text", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
+           "LEAF_PHASES", "RUN_ID", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",
            "sampling_per_round", "shares", "smooth", "steady_state", "team_returns"]

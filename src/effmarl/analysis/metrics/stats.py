@@ -73,6 +73,18 @@ def smooth(values, window: int, method: str = "moving") -> np.ndarray:
     raise ValueError(f"smoothing method {method!r}: choose 'moving' or 'savgol'")
 
 
+def savgol(values, window: int = 21, order: int = 2) -> np.ndarray:
+    """Savitzky-Golay smoothing along the last axis as paper 2 smooths its curves (window 21, order 2), the window
+    clipped to the series length (and made odd); a series too short for a window above `order` is returned as is."""
+    values = np.asarray(values, dtype=float)
+    n = values.shape[-1] if values.ndim else 0
+    window = min(int(window), n)
+    window -= 1 - window % 2  # odd
+    if window <= order:
+        return values.copy()
+    return signal.savgol_filter(values, window, polyorder=order, axis=-1, mode="interp")
+
+
 def normalise(values, low, high):
     """(values − low) / (high − low): 0 at `low` (e.g. a random policy), 1 at `high` (e.g. a reference score)."""
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)

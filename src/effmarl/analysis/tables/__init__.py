@@ -3,6 +3,15 @@
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
     "mast_methods": "effmarl.analysis.tables.mast_methods",
+    "mast_selection": "effmarl.analysis.tables.mast_selection",
+    "mast_table1": "effmarl.analysis.tables.mast_table1",
+    "mast_table5": "effmarl.analysis.tables.mast_table5",
+    "mast_table6": "effmarl.analysis.tables.mast_table6",
+    "mast_table7": "effmarl.analysis.tables.mast_table7",
+    "mast_table8": "effmarl.analysis.tables.mast_table8",
+    "mast_table9": "effmarl.analysis.tables.mast_table9",
+    "mast_table10": "effmarl.analysis.tables.mast_table10",
+    "mast_claims": "effmarl.analysis.tables.mast_claims",
     "paper1_sampling": "effmarl.analysis.tables.paper1_sampling",
     "paper1_claims": "effmarl.analysis.tables.paper1_claims",
 }

@@ -1,0 +1,48 @@
+"""Paper 2, Figure 1: each method's win rate with 10 % of the parameters (QMIX on 3s5z, sparsity 0.9; study
+`mast_fig1`), the dense model included - one bar per method (IQM over seeds of the per-run mean of the last K = 20
+evaluations) with its 95 % bootstrap interval and the seed count above each bar."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+
+from effmarl.analysis.common import (
+    METHOD_ORDER,
+    algo_name,
+    bars,
+    map_name,
+    method_color,
+    method_name,
+    named_inputs,
+    read_tables,
+)
+from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+
+CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
+           "QMIX on 3s5z, dense included. Bar = IQM over seeds of the per-run mean test win rate of the last "
+           "min(20, available) evaluations; error bar = 95 % percentile-bootstrap interval (none for 1 seed); "
+           "n = seeds above each bar.")
+
+INPUTS = {"metrics": "metrics.summary.parquet of mast_fig1"}
+
+
+def make(inputs: list[str], k: int = LAST_K):
+    summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_fig1")["metrics"])
+    stats = seed_stats(final_win_rate(summary, k), ["cfg.algo", "cfg.env.map", "cfg.sparse.method"])
+    cells = stats[["cfg.algo", "cfg.env.map"]].drop_duplicates().values.tolist()
+    fig, axes = plt.subplots(1, len(cells), figsize=(4.5 * len(cells), 3.4), squeeze=False, sharey=True)
+    for ax, (algo, name) in zip(axes[0], cells, strict=True):
+        rows = stats[(stats["cfg.algo"] == algo) & (stats["cfg.env.map"] == name)].copy()
+        rows["order"] = rows["cfg.sparse.method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
+        rows = rows.sort_values("order")
+        bars(ax, rows, [method_name(m) for m in rows["cfg.sparse.method"]],
+             [method_color(m) for m in rows["cfg.sparse.method"]])
+        sparsity = sorted({f"{s:g}" for s in summary.loc[(summary["cfg.algo"] == algo)
+                                                         & (summary["cfg.sparse.method"] != "dense"),
+                                                         "cfg.sparse.sparsity"]})
+        ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}, sparsity {'/'.join(sparsity)} "
+                     f"({seeds_text(rows['seeds'])})", fontsize=9)
+        ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+        ax.set_ylim(0, 1.1)
+    fig.tight_layout()
+    return fig, summary

@@ -1,0 +1,67 @@
+"""Paper 2, Figure 8: win rate against sparsity for every method (study `mast_fig8`: tiny, static, set, rigl, rlx2 x
+sparsity on one algorithm and map), MAST from mast_sweep rows of the same algorithm and map, dense as a horizontal
+line with its interval band."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from effmarl.analysis.common import (
+    METHOD_ORDER,
+    algo_name,
+    map_name,
+    method_color,
+    method_name,
+    named_inputs,
+    read_tables,
+)
+from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+
+KEYS = ["cfg.algo", "cfg.env.map"]
+CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse-training method (MAST from the "
+           "sparsity sweep), dense as a horizontal line (band = its interval). Point = IQM over seeds of the per-run "
+           "mean test win rate of the last min(20, available) evaluations; error bar = 95 % percentile-bootstrap "
+           "interval (none for 1 seed); legend gives n = seeds.")
+
+INPUTS = {"fig8": "metrics.summary.parquet of mast_fig8",
+          "dense": "metrics.summary.parquet of mast_dense",
+          "sweep": "metrics.summary.parquet of mast_sweep"}
+
+
+def make(inputs: list[str], k: int = LAST_K):
+    named = named_inputs(inputs, INPUTS, "figure mast_fig8")
+    fig8 = read_tables(named["fig8"])
+    cells = fig8[KEYS].drop_duplicates()
+    dense = read_tables(named["dense"]).merge(cells, on=KEYS).assign(**{"cfg.sparse.method": "dense"})
+    sweep = read_tables(named["sweep"]).merge(cells, on=KEYS).assign(**{"cfg.sparse.method": "mast"})
+    runs = pd.concat([f for f in (fig8, sweep) if len(f)], ignore_index=True)
+    stats = seed_stats(final_win_rate(runs, k), [*KEYS, "cfg.sparse.method", "cfg.sparse.sparsity"])
+    dstats = seed_stats(final_win_rate(dense, k), KEYS) if len(dense) else None
+    fig, axes = plt.subplots(1, len(cells), figsize=(5.2 * len(cells), 3.4), squeeze=False)
+    for ax, (algo, name) in zip(axes[0], cells.values.tolist(), strict=True):
+        cell = stats[(stats["cfg.algo"] == algo) & (stats["cfg.env.map"] == name)]
+        methods = [m for m in METHOD_ORDER if m in set(cell["cfg.sparse.method"])]
+        methods += sorted(set(cell["cfg.sparse.method"]) - set(methods))
+        for m in methods:
+            rows = cell[cell["cfg.sparse.method"] == m].sort_values("cfg.sparse.sparsity")
+            lo, hi = rows["iqm_lo"], rows["iqm_hi"]
+            yerr = None if lo.isna().all() else [(rows["iqm"] - lo).fillna(0), (hi - rows["iqm"]).fillna(0)]
+            ax.errorbar(rows["cfg.sparse.sparsity"], rows["iqm"], yerr=yerr, marker="o", capsize=3,
+                        color=method_color(m), label=f"{method_name(m)} ({seeds_text(rows['seeds'])})")
+        if dstats is not None:
+            d = dstats[(dstats["cfg.algo"] == algo) & (dstats["cfg.env.map"] == name)]
+            if len(d):
+                d = d.iloc[0]
+                ax.axhline(d["iqm"], color=method_color("dense"), linestyle="--",
+                           label=f"Dense ({seeds_text(d['seeds'])})")
+                if d[["iqm_lo", "iqm_hi"]].notna().all():
+                    ax.axhspan(d["iqm_lo"], d["iqm_hi"], color=method_color("dense"), alpha=0.15, linewidth=0)
+        ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}", fontsize=9)
+        ax.set_xlabel("sparsity")
+        ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+        ax.set_ylim(-0.02, 1.05)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    fig.tight_layout()
+    return fig, pd.concat([f for f in (runs, dense) if len(f)], ignore_index=True)
+

@@ -1,0 +1,258 @@
+"""Paper-2 (MAST) metrics: the per-run win-rate statistic, its aggregate over seeds, learning curves aligned on the
+evaluation grid, the sparsity selection, Table 1's cells and the per-algorithm FLOPs averages.
+
+The statistic (paper 2, Table 1): per run, the mean test win rate of its last K evaluations (K = 20 in the paper;
+min(K, available) here); across seeds, the interquartile mean (IQM) with a 95 % percentile-bootstrap interval
+(scipy.stats.bootstrap through `stats.bootstrap_ci`). Every aggregate carries `seeds`, the number of runs it rests on;
+one seed has no interval (NaN). Curves: each run's evaluations on the exact grid `eval_step`, Savitzky-Golay smoothed
+per run (window 21, order 2, clipped to the series length), then mean and 95 % bootstrap band over seeds per x."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from effmarl.analysis.metrics.runs import RUN_ID, per_run, run_columns
+from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, savgol
+
+LAST_K = 20  # evaluations averaged per run (the paper's last 20)
+SG_WINDOW, SG_ORDER = 21, 2  # the paper's Savitzky-Golay filter
+TOLERANCE = 0.03  # admissible: MAST >= (1 - 3 %) x dense
+
+ALGO, MAP, METHOD, SPARSITY, SEED = "cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity", "cfg.seed"
+STAT_COLUMNS = ["iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
+RATIO_COLUMNS = ["size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]
+
+
+def seeds_text(seeds) -> str:
+    """'n = 1 seed', 'n = 3 seeds', 'n = 2-3 seeds' (a range where the count differs, e.g. across x)."""
+    values = sorted({int(s) for s in np.atleast_1d(seeds) if pd.notna(s)})
+    if not values:
+        return "n = 0 seeds"
+    text = str(values[0]) if len(values) == 1 else f"{values[0]}-{values[-1]}"
+    return f"n = {text} seed" + ("" if values == [1] else "s")
+
+
+def interval_text(lo, hi, digits: int = 2) -> str:
+    """'[0.41, 0.62]', or 'no interval (1 seed)' where the bounds are NaN."""
+    if pd.isna(lo) or pd.isna(hi):
+        return "no interval (1 seed)"
+    return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _key(frame: pd.DataFrame, column: str) -> pd.Series:
+    """A sparsity-like float key rounded so that 0.9 from two sources compares equal."""
+    return frame[column].astype(float).round(6)
+
+
+def _keyed(keys: list[str], values) -> dict:
+    return dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True))
+
+
+def evaluations(metrics: pd.DataFrame, value: str = "test_win_rate") -> pd.DataFrame:
+    """The rows of `metrics` that carry `value`, with `x`: the evaluation grid step (`eval_step`), or where a row has
+    none, its env_steps rounded down to the grid of cfg.qmix.eval_every (so seeds line up on the same x)."""
+    rows = metrics[metrics[value].notna()].copy() if value in metrics else metrics.iloc[:0].copy()
+    x = rows["eval_step"] if "eval_step" in rows else pd.Series(np.nan, index=rows.index)
+    if x.isna().any() and "env_steps" in rows:
+        every = rows["cfg.qmix.eval_every"] if "cfg.qmix.eval_every" in rows else pd.Series(1, index=rows.index)
+        every = every.fillna(1).astype(float).clip(lower=1)
+        x = x.fillna((rows["env_steps"] // every) * every)
+    rows["x"] = x.astype(float)
+    return rows[rows["x"].notna()]
+
+
+def final_win_rate(metrics: pd.DataFrame, k: int = LAST_K, value: str = "test_win_rate") -> pd.DataFrame:
+    """Per run: `win_rate`, the mean of `value` over its last min(k, available) evaluations (by eval_step), and
+    `evals`, how many it averaged; with every configuration column."""
+    ev = evaluations(metrics, value)
+    keys = run_columns(metrics)
+    tail = ev.sort_values([*keys, "x"]).groupby(keys, group_keys=False).tail(int(k))
+    agg = tail.groupby(keys)[value].agg(win_rate="mean", evals="count")
+    return per_run(metrics, agg)
+
+
+def seed_stats(per_run_values: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
+    """Per group of `keys`: IQM with a 95 % bootstrap interval (NaN for one seed), mean, std (ddof 1; NaN for one
+    seed) and `seeds`, the number of runs in the group."""
+    rows = []
+    ident = run_columns(per_run_values)
+    for values, group in per_run_values.groupby(keys, dropna=False, sort=True):
+        v = group[value].dropna().to_numpy(dtype=float)
+        lo, hi = bootstrap_ci(v, statistic=iqm) if len(v) else (np.nan, np.nan)
+        rows.append({**_keyed(keys, values),
+                     "iqm": float(iqm(v)) if len(v) else np.nan, "iqm_lo": float(lo), "iqm_hi": float(hi),
+                     "mean": float(v.mean()) if len(v) else np.nan,
+                     "std": float(v.std(ddof=1)) if len(v) > 1 else np.nan,
+                     "seeds": int(group.drop_duplicates(ident).shape[0]) if ident else len(group)})
+    return pd.DataFrame(rows, columns=[*keys, *STAT_COLUMNS])
+
+
+def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate", window: int = SG_WINDOW,
+           order: int = SG_ORDER, smooth: bool = True) -> pd.DataFrame:
+    """Learning curves: per group of `keys` and grid step x, the mean over seeds of each run's Savitzky-Golay
+    smoothed `value`, its 95 % bootstrap band (`lo`, `hi`; NaN where one seed) and `seeds` at that x.
+    Seeds are aligned on the evaluation grid (`evaluations`), never on raw env_steps."""
+    ev = evaluations(metrics, value)
+    ident = run_columns(metrics)
+    out = []
+    for values, group in ev.groupby(keys, dropna=False, sort=True):
+        wide = group.groupby([*ident, "x"])[value].mean().unstack("x").sort_index(axis=1)
+        if smooth:
+            smoothed = []
+            for _, row in wide.iterrows():  # each run over its own points (a shorter run is smoothed on its own)
+                present = row.dropna()
+                smoothed.append(pd.Series(savgol(present.to_numpy(), window, order), index=present.index))
+            wide = pd.DataFrame(smoothed, columns=wide.columns)
+        matrix = wide.to_numpy(dtype=float)
+        counts = np.isfinite(matrix).sum(axis=0)
+        mean = np.nanmean(np.where(np.isfinite(matrix), matrix, np.nan), axis=0) if len(matrix) else matrix
+        lo, hi = np.full(len(counts), np.nan), np.full(len(counts), np.nan)
+        full = counts == len(matrix)
+        if full.any():
+            lo[full], hi[full] = bootstrap_ci(matrix[:, full])
+        for j in np.flatnonzero(~full):
+            col = matrix[:, j]
+            lo[j], hi[j] = bootstrap_ci(col[np.isfinite(col)])
+        base = _keyed(keys, values)
+        out.append(pd.DataFrame({**base, "x": wide.columns.to_numpy(dtype=float), "mean": mean, "lo": lo, "hi": hi,
+                                 "seeds": counts}))
+    columns = [*keys, "x", "mean", "lo", "hi", "seeds"]
+    return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
+
+
+def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
+                    tolerance: float = TOLERANCE) -> pd.DataFrame:
+    """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
+    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False).
+
+    `dense`, `sweep`: metrics summaries. One row per (algo, map, sparsity) with raw config values in `algo`, `map`,
+    `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM (NaN where dense is 0),
+    `admissible`, `chosen` and `rule` (how the chosen row was picked)."""
+    d = seed_stats(final_win_rate(dense, k), [ALGO, MAP]).rename(
+        columns={c: f"dense_{c}" for c in STAT_COLUMNS})
+    s = seed_stats(final_win_rate(sweep, k), [ALGO, MAP, SPARSITY])
+    table = s.merge(d, on=[ALGO, MAP], how="left").rename(columns={ALGO: "algo", MAP: "map", SPARSITY: "sparsity"})
+    dense_iqm = table["dense_iqm"]
+    table["normalised"] = np.where(dense_iqm > 0, table["iqm"] / dense_iqm.where(dense_iqm > 0), np.nan)
+    table["admissible"] = (table["iqm"] >= (1 - tolerance) * dense_iqm - 1e-12) & dense_iqm.notna()
+    table["chosen"], table["rule"] = False, ""
+    for _, group in table.groupby(["algo", "map"], sort=False):
+        ok = group[group["admissible"]]
+        if len(ok):
+            idx, rule = ok["sparsity"].astype(float).idxmax(), "highest admissible sparsity"
+        else:
+            idx = group["sparsity"].astype(float).idxmin()
+            rule = ("no dense runs for this cell: lowest swept sparsity" if group["dense_iqm"].isna().all()
+                    else "none admissible: lowest swept sparsity")
+        table.loc[idx, ["chosen", "rule"]] = True, rule
+    table["note"] = np.where(table["dense_iqm"] == 0,
+                             "dense win rate is 0: admissibility holds trivially, the comparison says nothing", "")
+    table["last_k"] = int(k)
+    first = ["algo", "map", "sparsity", "chosen", "admissible", "normalised"]
+    return table[first + [c for c in table.columns if c not in first]].sort_values(
+        ["algo", "map", "sparsity"]).reset_index(drop=True)
+
+
+def chosen_sparsity(selection: pd.DataFrame) -> pd.DataFrame:
+    """The chosen rows of a selection table (as read back from its CSV): algo, map, sparsity (rounded), admissible."""
+    sel = selection[selection["chosen"].astype(str).str.lower().isin(["true", "1"])]
+    out = sel[["algo", "map", "sparsity"]].copy()
+    out["sparsity"] = out["sparsity"].astype(float).round(6)
+    out["admissible"] = sel["admissible"].astype(str).str.lower().isin(["true", "1"]).to_numpy()
+    return out.reset_index(drop=True)
+
+
+def _with_ratios(final: pd.DataFrame, sparsity: pd.DataFrame | None) -> pd.DataFrame:
+    if sparsity is None or sparsity.empty:
+        return final.assign(**{c: np.nan for c in RATIO_COLUMNS + ["dense_size"]})
+    cols = [c for c in RUN_ID if c in sparsity and c in final]
+    keep = cols + [c for c in RATIO_COLUMNS + ["dense_size"] if c in sparsity]
+    return final.merge(sparsity[keep].drop_duplicates(cols), on=cols, how="left")
+
+
+def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
+                 sparsity: pd.DataFrame | None, selection: pd.DataFrame, k: int = LAST_K) -> pd.DataFrame:
+    """Table 1's cells, raw config values: one row per (algo, map, method) with the chosen sparsity, size and FLOPs
+    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
+    IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`.
+
+    MAST rows are the sweep runs at the chosen sparsity; baselines are kept at the chosen sparsity of their cell."""
+    chosen = chosen_sparsity(selection).rename(columns={"algo": ALGO, "map": MAP, "sparsity": "_s",
+                                                        "admissible": "selection_admissible"})
+    parts = []
+    fd = _with_ratios(final_win_rate(dense, k), None).assign(**{METHOD: "dense"})
+    parts.append(fd)
+    for frame in (sweep, baselines):
+        if frame is None or frame.empty:
+            continue
+        f = _with_ratios(final_win_rate(frame, k), sparsity)
+        if frame is sweep:
+            f[METHOD] = "mast"
+        f["_s"] = _key(f, SPARSITY)
+        f = f.merge(chosen[[ALGO, MAP, "_s"]], on=[ALGO, MAP, "_s"], how="inner").drop(columns="_s")
+        parts.append(f)
+    runs = pd.concat(parts, ignore_index=True)
+    keys = [ALGO, MAP, METHOD]
+    table = seed_stats(runs, keys)
+    means = runs.groupby(keys, dropna=False)[RATIO_COLUMNS + ["dense_size"]].mean().reset_index()
+    table = table.merge(means, on=keys, how="left").merge(chosen, on=[ALGO, MAP], how="left")
+    table = table.rename(columns={"_s": "sparsity"})
+    is_dense = table[METHOD] == "dense"
+    table.loc[is_dense, "sparsity"] = 0.0
+    table.loc[is_dense, ["size_ratio", "train_flops_ratio", "inference_flops_ratio"]] = 1.0
+    dense_size = table.groupby([ALGO, MAP])["dense_size"].transform("mean")
+    table.loc[is_dense, "size"] = dense_size[is_dense]
+    ref = table[is_dense].set_index([ALGO, MAP])[["iqm", "mean"]].rename(columns=lambda c: f"dense_{c}")
+    table = table.join(ref, on=[ALGO, MAP])
+    pos = table["dense_iqm"] > 0
+    table["normalised"] = (table["iqm"] / table["dense_iqm"]).where(pos)
+    posm = table["dense_mean"] > 0
+    table["normalised_mean"] = (table["mean"] / table["dense_mean"]).where(posm)
+    table["normalised_std"] = (table["std"] / table["dense_mean"]).where(posm)
+    table["train_flops_reduction"] = 1.0 / table["train_flops_ratio"]
+    table["size_reduction"] = 1.0 / table["size_ratio"]
+    table["order"] = table[METHOD].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
+    table = table.sort_values([ALGO, MAP, "order"]).drop(columns=["order", "dense_size"])
+    return table.rename(columns={ALGO: "algo", MAP: "map", METHOD: "method"}).reset_index(drop=True)
+
+
+METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
+
+
+def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per (algo, method), the average over maps of the FLOPs and size ratios (the paper's "average FLOPs reduction
+    per algorithm"): `train_flops_reduction` = 1 / mean ratio, and `mean_of_reductions` = the mean of the per-map
+    reductions (the two differ when maps differ; both are shown), with the maps it averages."""
+    sparse = cells[cells["method"] != "dense"].dropna(subset=["train_flops_ratio"])
+    rows = []
+    for (algo, method), g in sparse.groupby(["algo", "method"], sort=True):
+        rows.append({"algo": algo, "method": method, "maps": ", ".join(map(str, sorted(g["map"]))),
+                     "n_maps": len(g), "train_flops_ratio": g["train_flops_ratio"].mean(),
+                     "inference_flops_ratio": g["inference_flops_ratio"].mean(), "size_ratio": g["size_ratio"].mean(),
+                     "train_flops_reduction": 1.0 / g["train_flops_ratio"].mean(),
+                     "mean_of_reductions": (1.0 / g["train_flops_ratio"]).mean(),
+                     "normalised": g["normalised"].mean(), "seeds": int(g["seeds"].min())})
+    return pd.DataFrame(rows, columns=["algo", "method", "maps", "n_maps", "train_flops_ratio", "inference_flops_ratio",
+                                       "size_ratio", "train_flops_reduction", "mean_of_reductions", "normalised",
+                                       "seeds"])
+
+
+# The defaults of the ablated settings (configs' run defaults, docs/mast.md), marked in the ablation tables.
+ABLATION_DEFAULTS = {"cfg.mast.td_lambda.burn_in_fraction": 0.375, "cfg.mast.td_lambda.lambda": 0.6,
+                     "cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0, "cfg.mast.dual_buffer.batch_ratio": 3,
+                     "cfg.sparse.delta_m": 200}
+
+
+def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.DataFrame:
+    """An ablation table: per value of the varied `keys` (and per algo/map if several), the win-rate statistic and
+    `default` (the value is the configuration's default for every key)."""
+    extra = [c for c in (ALGO, MAP) if c in metrics and metrics[c].nunique() > 1]
+    table = seed_stats(final_win_rate(metrics, k), extra + keys)
+    default = pd.Series(True, index=table.index)
+    for key in keys:
+        if key in ABLATION_DEFAULTS:
+            default &= np.isclose(table[key].astype(float), float(ABLATION_DEFAULTS[key]))
+    table["default"] = default
+    table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["iqm_lo"], table["iqm_hi"], strict=True)]
+    return table

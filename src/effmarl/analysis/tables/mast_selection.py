@@ -1,0 +1,30 @@
+"""Paper 2, Table 1's sparsity column: the sparsity of every (algorithm, map) cell is chosen, not given - "the highest
+admissible sparsity threshold of MAST", the largest swept sparsity at which MAST stays within 3 % of the dense model.
+
+One row per (algo, map, swept sparsity) with MAST's and dense's win-rate statistic (IQM of the per-run mean of the last
+K = 20 evaluations, 95 % bootstrap interval, seeds), `normalised` = MAST / dense, `admissible` (MAST >= 0.97 x dense)
+and `chosen`. If no sparsity is admissible the lowest swept one is chosen and stays `admissible=False`. The columns
+`algo`, `map`, `sparsity`, `chosen` keep raw config values: the workflow reads them to set the baselines' sparsity."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, select_sparsity
+
+CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map, MAST's win rate at every swept "
+           "sparsity against the dense model. Statistic: per run the mean test win rate of the last min(20, "
+           "available) evaluations; over seeds the IQM with a 95 % percentile-bootstrap interval (none for 1 seed); "
+           "`seeds` = runs behind each value. Admissible: MAST IQM >= 0.97 x dense IQM; chosen: the highest "
+           "admissible sparsity (else the lowest swept, admissible=False). Where dense wins 0 % the rule holds "
+           "trivially (see `note`).")
+
+INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
+          "sweep": "metrics.summary.parquet of mast_sweep (method mast, several sparsities)"}
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    named = named_inputs(inputs, INPUTS, "table mast_selection")
+    table = select_sparsity(read_tables(named["dense"]), read_tables(named["sweep"]), k=k)
+    return table.round({c: 4 for c in table.columns if table[c].dtype.kind == "f" and c != "sparsity"})

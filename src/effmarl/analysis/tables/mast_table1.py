@@ -1,0 +1,51 @@
+"""Paper 2, Table 1: per algorithm x map x method (Dense, Tiny, SS, SET, RigL, RLx2, MAST) at the chosen sparsity of
+the cell - sparsity, total size (weights), size and training / inference FLOPs as fractions of the dense model (from
+each run's sparsity.parquet; dense is the 1.0 reference), the normalised win rate (IQM / dense IQM), the raw win rate
+(IQM with 95 % bootstrap interval, and mean ± std) and the seeds behind each cell. MAST rows are mast_sweep runs at the
+chosen sparsity (the `selection` CSV). Below the cells: per algorithm and method, the average over maps of the FLOPs
+ratios (`map` = "average"), the paper's "10x / 9x / 8x average training-FLOPs reduction"."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import algo_name, map_name, method_name, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, flops_averages, table1_cells
+
+CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within SMAX). Per algorithm, map and method "
+           "at the sparsity chosen for the cell (highest MAST sparsity within 3 % of dense): size and FLOPs as "
+           "fractions of the dense per-agent model (the paper prints reductions; `train_flops_reduction` = 1/ratio); "
+           "win rate = per run the mean test win rate of the last min(20, available) evaluations, over seeds the IQM "
+           "with a 95 % percentile-bootstrap interval (no interval for 1 seed) and mean ± std; normalised = IQM / "
+           "dense IQM (empty where dense wins 0 %); `seeds` = runs per cell. Rows with map 'average' average the "
+           "ratios over the maps listed.")
+
+INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
+          "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",
+          "baselines": "metrics.summary.parquet of mast_table1 (tiny, static, set, rigl, rlx2 at the chosen sparsity)",
+          "sparsity": "sparsity.summary.parquet of mast_sweep and of mast_table1 (any number; dense needs none)",
+          "selection": "the CSV of table mast_selection"}
+
+SHOWN = ["algorithm", "map", "method", "sparsity", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio",
+         "train_flops_reduction", "normalised", "iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
+
+
+def cells(inputs: list[str], name: str, k: int = LAST_K) -> pd.DataFrame:
+    named = named_inputs(inputs, INPUTS, name)
+    return table1_cells(read_tables(named["dense"]), read_tables(named["sweep"]), read_optional(named["baselines"]),
+                        read_optional(named["sparsity"]), pd.read_csv(named["selection"][0]), k=k)
+
+
+def display(table: pd.DataFrame) -> pd.DataFrame:
+    out = table.assign(algorithm=table["algo"].map(algo_name), map=table["map"].map(map_name),
+                       method=table["method"].map(method_name))
+    return out
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    table = cells(inputs, "table mast_table1", k)
+    averages = flops_averages(table).assign(map="average")
+    averages["sparsity"] = float("nan")
+    out = pd.concat([display(table)[SHOWN], display(averages).reindex(columns=SHOWN + ["maps"])], ignore_index=True)
+    out["maps"] = out["maps"].fillna("")
+    return out.round({c: 4 for c in SHOWN if c not in ("size", "seeds", "sparsity")} | {"size": 0})

@@ -1,0 +1,24 @@
+"""Paper 2, Table 10 (ablation): MAST-QMIX on SMAX 3m at one sparsity, varying the mask update interval Δm in
+gradient updates (paper: 200). One row per value of `cfg.sparse.delta_m` (study `mast_abl_dm`): the win-rate
+statistic with its interval and seeds; `default` marks the configuration's default value."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation
+
+KEY = "cfg.sparse.delta_m"
+CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the mask update interval Δm'
+           ' in gradient updates (paper: 200). Per run the mean test win rate of the last min(20, available) '
+           'evaluations; over seeds the IQM with a 95 % percentile-bootstrap interval (none for 1 seed), mean '
+           'and std; `seeds` = runs per row.')
+
+INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_dm"}
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table10")["metrics"]), [KEY], k)
+    table = table.rename(columns={KEY: "Δm"})
+    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})

@@ -1,0 +1,38 @@
+"""Paper 2, Table 5: Table 1's cells with standard deviations over seeds - per algorithm x map x method at the chosen
+sparsity, the win rate mean ± std over seeds and the normalised win rate (mean / dense mean) ± std / dense mean."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import algo_name, map_name, method_name, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, table1_cells
+
+CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
+           "of the last min(20, available) evaluations; mean ± std (ddof 1) over seeds, std empty for 1 seed; "
+           "normalised = mean / dense mean, ± std / dense mean; `seeds` = runs per cell.")
+
+INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
+          "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",
+          "baselines": "metrics.summary.parquet of mast_table1 (tiny, static, set, rigl, rlx2 at the chosen sparsity)",
+          "selection": "the CSV of table mast_selection"}
+
+
+def _pm(mean, std) -> str:
+    if pd.isna(mean):
+        return ""
+    return f"{mean:.3f} ± {std:.3f}" if pd.notna(std) else f"{mean:.3f} (1 seed, no std)"
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    named = named_inputs(inputs, INPUTS, "table mast_table5")
+    t = table1_cells(read_tables(named["dense"]), read_tables(named["sweep"]), read_optional(named["baselines"]),
+                     None, pd.read_csv(named["selection"][0]), k=k)
+    out = pd.DataFrame({"algorithm": t["algo"].map(algo_name), "map": t["map"].map(map_name),
+                        "method": t["method"].map(method_name), "sparsity": t["sparsity"],
+                        "win rate": [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)],
+                        "normalised": [_pm(m, s) for m, s in zip(t["normalised_mean"], t["normalised_std"],
+                                                                 strict=True)],
+                        "win_rate_mean": t["mean"], "win_rate_std": t["std"], "normalised_mean": t["normalised_mean"],
+                        "normalised_std": t["normalised_std"], "seeds": t["seeds"]})
+    return out.round(4)

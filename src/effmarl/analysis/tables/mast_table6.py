@@ -1,0 +1,25 @@
+"""Paper 2, Table 6 (ablation): MAST-QMIX on SMAX 3m at one sparsity, varying the burn-in T0 of hybrid TD(λ) as a
+fraction of the budget (paper: T0 = 0.75 M of 2 M steps). One row per value of `cfg.mast.td_lambda.burn_in_fraction`
+(study `mast_abl_t0`): the win-rate statistic with its interval and seeds; `default` marks the configuration's
+default value."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation
+
+KEY = "cfg.mast.td_lambda.burn_in_fraction"
+CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
+           'TD(λ) as a fraction of the budget (paper: T0 = 0.75 M of 2 M steps). Per run the mean test win rate '
+           'of the last min(20, available) evaluations; over seeds the IQM with a 95 % percentile-bootstrap '
+           'interval (none for 1 seed), mean and std; `seeds` = runs per row.')
+
+INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_t0"}
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table6")["metrics"]), [KEY], k)
+    table = table.rename(columns={KEY: "T0 / budget"})
+    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})

@@ -1,0 +1,24 @@
+"""Paper 2, Table 7 (ablation): MAST-QMIX on SMAX 3m at one sparsity, varying the λ of the λ-returns after the burn-
+in (paper's best: 0.6). One row per value of `cfg.mast.td_lambda.lambda` (study `mast_abl_lambda`): the win-rate
+statistic with its interval and seeds; `default` marks the configuration's default value."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation
+
+KEY = "cfg.mast.td_lambda.lambda"
+CAPTION = ('Paper 2, Table 7 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the λ of the λ-returns after'
+           " the burn-in (paper's best: 0.6). Per run the mean test win rate of the last min(20, available) "
+           'evaluations; over seeds the IQM with a 95 % percentile-bootstrap interval (none for 1 seed), mean '
+           'and std; `seeds` = runs per row.')
+
+INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_lambda"}
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table7")["metrics"]), [KEY], k)
+    table = table.rename(columns={KEY: "λ"})
+    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})

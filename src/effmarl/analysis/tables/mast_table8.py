@@ -1,0 +1,33 @@
+"""Paper 2, Table 8 (ablation): Soft Mellowmax's (α, ω) grid for MAST-QMIX on SMAX 3m at one sparsity (study
+`mast_abl_smm`), as the paper's grid: one row per α, one column per ω, each cell "IQM [95 % interval] (n=seeds)"."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation
+
+ALPHA, OMEGA = "cfg.mellowmax.alpha", "cfg.mellowmax.omega"
+CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over Soft Mellowmax's α (rows) and ω "
+           "(columns). Cell: IQM over seeds of the per-run mean test win rate of the last min(20, available) "
+           "evaluations, its 95 % percentile-bootstrap interval (none for 1 seed) and n = seeds; * marks the default "
+           "(α = 1, ω = 10).")
+
+INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_smm"}
+
+
+def _cell(row) -> str:
+    mark = "*" if row["default"] else ""
+    interval = "" if pd.isna(row["iqm_lo"]) else f" [{row['iqm_lo']:.2f}, {row['iqm_hi']:.2f}]"
+    return f"{row['iqm']:.3f}{interval} (n={int(row['seeds'])}){mark}"
+
+
+def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
+    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table8")["metrics"]), [ALPHA, OMEGA], k)
+    extra = [c for c in table.columns if c in ("cfg.algo", "cfg.env.map")]
+    table["cell"] = table.apply(_cell, axis=1)
+    grid = table.pivot_table(index=[*extra, ALPHA], columns=OMEGA, values="cell", aggfunc="first")
+    grid.columns = [f"ω = {c:g}" for c in grid.columns]
+    grid = grid.reset_index().rename(columns={ALPHA: "α", "cfg.algo": "algo", "cfg.env.map": "map"})
+    return grid.fillna("not run")

@@ -1,0 +1,214 @@
+"""Paper-2 (MAST) analysis: the win-rate statistic, seed alignment of curves, the sparsity selection, Table 1 and the
+claims table, against hand-computed values on small synthetic study summaries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from effmarl.analysis import metrics
+from effmarl.analysis.tables import mast_claims, mast_selection, mast_table1, mast_table5, mast_table8, mast_table9
+
+EVERY = 100
+BASE = {"cfg.algo": "qmix", "cfg.env.map": "3m", "cfg.sparse.method": "mast", "cfg.sparse.sparsity": 0.9,
+        "cfg.profile": "test", "cfg.qmix.eval_every": EVERY, "cfg.budget.env_steps": 1000,
+        "cfg.mast.td_lambda.burn_in_fraction": 0.375, "cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0,
+        "cfg.mast.dual_buffer.batch_ratio": 3}
+
+
+def run_rows(study: str, seed: int, wins, jitter: int = 0, q=None, **cfg) -> list[dict]:
+    """One run's metrics rows: an evaluation row per value of `wins` at eval_step i*EVERY (env_steps shifted by
+    `jitter`), and a training-only row between evaluations (no test_win_rate, no eval_step)."""
+    conf = {**BASE, **cfg, "cfg.study": study, "cfg.seed": seed, "git_commit": "abcdef1234"}
+    conf["run_id"] = "_".join(f"{k.rsplit('.', 1)[-1]}-{v}" for k, v in cfg.items()) + f"_seed-{seed}"
+    rows = []
+    for i, w in enumerate(wins):
+        rows.append({**conf, "env_steps": i * EVERY + jitter, "eval_step": i * EVERY, "test_win_rate": w,
+                     "q_taken_mean": (q if q is not None else 0.1) * (i + 1)})
+        rows.append({**conf, "env_steps": i * EVERY + jitter + EVERY // 2, "eval_step": np.nan,
+                     "test_win_rate": np.nan, "q_taken_mean": np.nan})
+    return rows
+
+
+def summary(study: str, runs: list[tuple[dict, list]], n_evals: int = 4) -> pd.DataFrame:
+    """A metrics summary: `runs` = [(cfg, [final win rate per seed])]; each run evaluates `n_evals` times at its
+    final win rate (so the last-K mean is that value)."""
+    rows = []
+    for cfg, finals in runs:
+        for seed, w in enumerate(finals):
+            rows += run_rows(study, seed, [w] * n_evals, **cfg)
+    return pd.DataFrame(rows)
+
+
+def write(frame: pd.DataFrame, path) -> str:
+    frame.to_parquet(path)
+    return str(path)
+
+
+# ---- the statistic ------------------------------------------------------------------------------------------------
+
+def test_iqm_of_eight_numbers_is_the_mean_of_the_middle_four():
+    values = [100.0, 1.0, 7.0, 3.0, 2.0, 6.0, 5.0, 4.0]  # sorted 1..7, 100: the middle four are 3, 4, 5, 6
+    assert metrics.iqm(values) == pytest.approx(4.5)
+    per_run = pd.DataFrame({"cfg.study": "s", "run_id": [f"r{i}" for i in range(8)], "g": "a", "win_rate": values})
+    stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
+    assert stats["iqm"] == pytest.approx(4.5) and stats["seeds"] == 8
+    assert stats["mean"] == pytest.approx(np.mean(values))
+    assert stats["iqm_lo"] <= 4.5 <= stats["iqm_hi"]
+
+
+def test_one_seed_has_no_interval_and_says_so():
+    per_run = pd.DataFrame({"cfg.study": "s", "run_id": ["r0"], "g": "a", "win_rate": [0.4]})
+    stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
+    assert stats["iqm"] == 0.4 and stats["seeds"] == 1
+    assert np.isnan(stats["iqm_lo"]) and np.isnan(stats["iqm_hi"]) and np.isnan(stats["std"])
+    assert metrics.interval_text(stats["iqm_lo"], stats["iqm_hi"]) == "no interval (1 seed)"
+    assert metrics.seeds_text([1]) == "n = 1 seed" and metrics.seeds_text([2, 3]) == "n = 2-3 seeds"
+
+
+def test_final_win_rate_averages_the_last_k_evaluations_or_all_there_are():
+    wins = list(np.linspace(0, 1, 25))  # 25 evaluations: the last 20 are wins[5:]
+    frame = pd.DataFrame(run_rows("s", 0, wins) + run_rows("s", 1, [0.2, 0.4, 0.9]))
+    final = metrics.final_win_rate(frame).set_index("cfg.seed")
+    assert final.loc[0, "win_rate"] == pytest.approx(np.mean(wins[5:])) and final.loc[0, "evals"] == 20
+    assert final.loc[1, "win_rate"] == pytest.approx(0.5) and final.loc[1, "evals"] == 3  # min(K, available)
+    assert metrics.final_win_rate(frame, k=2).set_index("cfg.seed").loc[1, "win_rate"] == pytest.approx(0.65)
+
+
+def test_curves_align_seeds_on_eval_step_not_raw_env_steps():
+    # two seeds evaluate at different raw env_steps (jitter 0 and 37) but on the same grid step
+    frame = pd.DataFrame(run_rows("s", 0, [0.0, 0.2, 0.4, 0.6], jitter=0)
+                         + run_rows("s", 1, [0.2, 0.4, 0.6, 0.8], jitter=37))
+    c = metrics.curves(frame, ["cfg.sparse.method"], smooth=False)
+    assert list(c["x"]) == [0.0, 100.0, 200.0, 300.0]  # one band per x
+    assert (c["seeds"] == 2).all()
+    assert list(c["mean"]) == pytest.approx([0.1, 0.3, 0.5, 0.7])
+    assert (c["lo"] <= c["mean"]).all() and (c["mean"] <= c["hi"]).all()
+    smoothed = metrics.curves(frame, ["cfg.sparse.method"])  # 4 points: the window is clipped to 3
+    assert len(smoothed) == 4 and smoothed["mean"].notna().all()
+    q = metrics.curves(frame, ["cfg.sparse.method"], value="q_taken_mean", smooth=False)
+    assert list(q["x"]) == [0.0, 100.0, 200.0, 300.0] and (q["seeds"] == 2).all()
+
+
+def test_savgol_is_scipys_filter_with_the_window_clipped_to_the_series():
+    from scipy.signal import savgol_filter
+
+    y = np.random.default_rng(0).random(30)
+    assert metrics.savgol(y) == pytest.approx(savgol_filter(y, 21, 2))
+    assert metrics.savgol(y[:10]) == pytest.approx(savgol_filter(y[:10], 9, 2))  # 10 points: window 9
+    assert metrics.savgol(y[:2]) == pytest.approx(y[:2])  # too short to smooth
+
+
+# ---- selection ----------------------------------------------------------------------------------------------------
+
+def selection_inputs(tmp_path):
+    dense = summary("mast_dense", [({"cfg.sparse.method": "dense"}, [0.8, 0.8, 0.8]),
+                                   ({"cfg.sparse.method": "dense", "cfg.env.map": "2s3z"}, [0.5, 0.5])])
+    sweep = summary("mast_sweep", [
+        ({"cfg.sparse.sparsity": 0.5}, [0.8, 0.8]),  # 1.0 of dense: admissible
+        ({"cfg.sparse.sparsity": 0.7}, [0.78, 0.78]),  # 0.975: admissible (within 3 %)
+        ({"cfg.sparse.sparsity": 0.9}, [0.7, 0.7]),  # 0.875: not admissible
+        ({"cfg.sparse.sparsity": 0.5, "cfg.env.map": "2s3z"}, [0.4, 0.4]),  # 0.8
+        ({"cfg.sparse.sparsity": 0.9, "cfg.env.map": "2s3z"}, [0.3, 0.3])])  # 0.6: none admissible
+    return write(dense, tmp_path / "dense.parquet"), write(sweep, tmp_path / "sweep.parquet")
+
+
+def test_selection_picks_the_highest_admissible_sparsity_and_falls_back_to_the_lowest(tmp_path):
+    dense, sweep = selection_inputs(tmp_path)
+    table = mast_selection.make([f"dense={dense}", f"sweep={sweep}"])
+    assert {"algo", "map", "sparsity", "chosen"} <= set(table.columns)
+    assert set(table["algo"]) == {"qmix"}  # raw config values, not display names
+    cell = table[table["map"] == "3m"].set_index("sparsity")
+    assert list(cell["admissible"]) == [True, True, False]
+    assert cell["normalised"].to_dict() == pytest.approx({0.5: 1.0, 0.7: 0.975, 0.9: 0.875})
+    assert list(cell["chosen"]) == [False, True, False]  # 0.7: the highest admissible
+    assert (cell["seeds"] == 2).all() and (cell["dense_seeds"] == 3).all()
+    other = table[table["map"] == "2s3z"].set_index("sparsity")
+    assert not other["admissible"].any()
+    assert list(other["chosen"]) == [True, False]  # none admissible: the lowest swept, still admissible=False
+    assert other.loc[0.5, "rule"].startswith("none admissible")
+    assert table["chosen"].sum() == 2
+
+
+# ---- Table 1 ------------------------------------------------------------------------------------------------------
+
+BASELINE_WINS = {"tiny": 0.4, "static": 0.6, "set": 0.64, "rigl": 0.72, "rlx2": 0.76}
+RATIOS = {"mast": (0.3, 0.25, 0.2), "tiny": (0.3, 0.3, 0.3), "static": (0.3, 0.25, 0.2), "set": (0.3, 0.25, 0.2),
+          "rigl": (0.3, 0.25, 0.2), "rlx2": (0.3, 0.5, 0.2)}  # size, train FLOPs, inference FLOPs ratios
+
+
+def sparsity_summary(frame: pd.DataFrame, method: str | None = None) -> pd.DataFrame:
+    runs = frame.drop_duplicates(["cfg.study", "run_id"]).copy()
+    m = runs["cfg.sparse.method"] if method is None else pd.Series(method, index=runs.index)
+    runs["size_ratio"] = [RATIOS[x][0] for x in m]
+    runs["train_flops_ratio"] = [RATIOS[x][1] for x in m]
+    runs["inference_flops_ratio"] = [RATIOS[x][2] for x in m]
+    runs["dense_size"] = 1000.0
+    runs["size"] = runs["size_ratio"] * 1000.0
+    return runs
+
+
+def table1_inputs(tmp_path):
+    dense, sweep = selection_inputs(tmp_path)
+    sel_path = tmp_path / "selection.csv"
+    mast_selection.make([f"dense={dense}", f"sweep={sweep}"]).to_csv(sel_path, index=False)
+    baselines = summary("mast_table1", [({"cfg.sparse.method": m, "cfg.sparse.sparsity": 0.7}, [w, w])
+                                        for m, w in BASELINE_WINS.items()]
+                        + [({"cfg.sparse.method": "set", "cfg.sparse.sparsity": 0.9}, [0.0, 0.0])])  # not chosen
+    sweep_frame = pd.read_parquet(sweep)
+    sp = pd.concat([sparsity_summary(sweep_frame, "mast"), sparsity_summary(baselines)], ignore_index=True)
+    return [f"dense={dense}", f"sweep={sweep}", f"baselines={write(baselines, tmp_path / 'base.parquet')}",
+            f"sparsity={write(sp, tmp_path / 'sparsity.parquet')}", f"selection={sel_path}"]
+
+
+def test_table1_holds_all_seven_methods_with_hand_computed_normalised_values(tmp_path):
+    table = mast_table1.make(table1_inputs(tmp_path))
+    cells = table[(table["map"] == "3m")].set_index("method")
+    assert list(cells.index) == ["Dense", "Tiny", "SS", "SET", "RigL", "RLx2", "MAST"]
+    assert (cells.loc[cells.index != "Dense", "sparsity"] == 0.7).all() and cells.loc["Dense", "sparsity"] == 0.0
+    expected = {"Dense": 1.0, "MAST": 0.78 / 0.8, **{metrics_name: w / 0.8 for metrics_name, w in
+                                                     zip(["Tiny", "SS", "SET", "RigL", "RLx2"],
+                                                         BASELINE_WINS.values(), strict=True)}}
+    assert cells["normalised"].to_dict() == pytest.approx({k: round(v, 4) for k, v in expected.items()})
+    assert cells.loc["MAST", "iqm"] == pytest.approx(0.78) and cells.loc["SET", "seeds"] == 2  # the 0.9 SET dropped
+    assert cells.loc["Dense", ["size_ratio", "train_flops_ratio", "inference_flops_ratio"]].tolist() == [1, 1, 1]
+    assert cells.loc["Dense", "size"] == 1000 and cells.loc["MAST", "size"] == 300
+    assert cells.loc["MAST", "train_flops_reduction"] == pytest.approx(4.0)
+    assert cells.loc["RLx2", "train_flops_ratio"] == pytest.approx(0.5)
+    average = table[(table["map"] == "average") & (table["method"] == "MAST")].iloc[0]
+    # MAST runs at the chosen sparsity only: 3m at 0.7 and 2s3z at 0.5 (the fallback), both with ratio 0.25
+    assert average["train_flops_reduction"] == pytest.approx(4.0) and average["maps"] == "2s3z, 3m"
+    (tmp_path / "t5").mkdir()
+    t5 = mast_table5.make([a for a in table1_inputs(tmp_path / "t5") if not a.startswith("sparsity=")])
+    mast = t5[(t5["map"] == "3m") & (t5["method"] == "MAST")].iloc[0]
+    assert mast["win_rate_std"] == 0.0 and mast["normalised_mean"] == pytest.approx(0.975)
+    assert mast["win rate"] == "0.780 ± 0.000"
+
+
+def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
+    claims = mast_claims.make(table1_inputs(tmp_path)).set_index("claim")
+    on_2s3z = claims.loc["training / inference FLOPs reduction, MAST-QMIX on 2s3z"]
+    assert on_2s3z["ours"].startswith("4.0x training")  # 2s3z is in these runs (at its fallback sparsity)
+    wqmix = claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX"]
+    assert wqmix["ours"].startswith("not measured")
+    qmix = claims.loc["average training-FLOPs reduction over maps, MAST-QMIX"]
+    assert qmix["ours"].startswith("4.0x") and qmix["ratio ours/paper"] == "0.40"
+    assert "mast_dense" in qmix["runs"] and "budget 1,000" in qmix["runs"]
+    perf = claims.loc["MAST's win rate relative to dense, every cell"]
+    assert "SMAX is not SMAC" in perf["caveat"] and "no admissible sparsity" in perf["caveat"]
+    assert claims.loc["MAST-QMIX win rate on 3s5z with 10 % of the parameters", "ours"].startswith("not measured")
+    empty = mast_claims.make([])
+    assert empty["ours"].str.startswith("not measured").all()
+
+
+def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(tmp_path):
+    b = summary("mast_abl_b1b2", [({"cfg.mast.dual_buffer.batch_ratio": r}, [w]) for r, w in ((1, 0.2), (3, 0.5))])
+    t9 = mast_table9.make([f"metrics={write(b, tmp_path / 'b.parquet')}"]).set_index("b1:b2")
+    assert t9.loc[3, "default"] and not t9.loc[1, "default"]
+    assert t9.loc[3, "iqm"] == 0.5 and t9.loc[3, "seeds"] == 1 and t9.loc[3, "interval"] == "no interval (1 seed)"
+    g = summary("mast_abl_smm", [({"cfg.mellowmax.alpha": a, "cfg.mellowmax.omega": o}, [0.1 * a + 0.01 * o] * 2)
+                                 for a in (1.0, 5.0) for o in (10.0, 20.0)])
+    t8 = mast_table8.make([f"metrics={write(g, tmp_path / 'g.parquet')}"])
+    assert list(t8.columns) == ["α", "ω = 10", "ω = 20"] and len(t8) == 2
+    assert t8.iloc[0]["ω = 10"].startswith("0.200") and t8.iloc[0]["ω = 10"].endswith("(n=2)*")
