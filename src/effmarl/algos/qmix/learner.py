@@ -32,7 +32,8 @@ class Learner(nn.Module):
     """Networks, target networks and the optimiser of one qmix-family algorithm, and its update.
 
     sparse: the run's `sparse:` section with the effective delta_m (None or method dense/tiny: no masks);
-    mellowmax: {"alpha", "omega"} when Soft Mellowmax replaces the target operator, else None."""
+    mellowmax: {"operator", "alpha", "omega", "beta"} when the mellowmax component replaces the target operator
+    (operator default soft_mellowmax; operators.agent_value), else None."""
 
     def __init__(self, algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, *,
                  sparse: dict | None = None, mellowmax: dict | None = None, seed: int = 0, device="cpu"):

@@ -57,7 +57,7 @@ def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
         q, tiny = tiny_hyper(cfg["algo"], q, *dims, sparse_cfg["sparsity"])
         schedule.update(tiny)
     on = mast_components(cfg)
-    mm = {"alpha": cfg["mellowmax"]["alpha"], "omega": cfg["mellowmax"]["omega"]} if on["mellowmax"] else None
+    mm = {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")} if on["mellowmax"] else None
     return Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device)
 
 
