@@ -33,10 +33,12 @@ def train(cfg: dict, out_dir: str) -> RunDir:
     """
     cross_checks(cfg, f"run {cfg['study']}")
     harness.resolve_device(cfg["device"])
+    module = importlib.import_module(ALGORITHMS[cfg["algo"]])
+    if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
+        module.preflight(cfg)
     torch.set_num_threads(cfg["threads"])
     harness.seed_everything(cfg["seed"])
     rundir = RunDir(out_dir, cfg)
-    module = importlib.import_module(ALGORITHMS[cfg["algo"]])
     module.run(cfg, rundir)
     rundir.finish()
     return rundir
@@ -52,6 +54,8 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     for cfg in cfgs:
         cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
     module.check_lockstep(cfgs)
+    for cfg in cfgs:
+        module.preflight(cfg)
     harness.resolve_device(cfgs[0]["device"])
     torch.set_num_threads(cfgs[0]["threads"])
     rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]

@@ -65,16 +65,18 @@ class SparseTraining:
         self.history: list[dict] = []  # one row per evolution step: t, zeta, and drop/grow counts per layer
 
     @classmethod
-    def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int,
-                    seed: int = 0) -> SparseTraining | None:
-        """From the run config's `sparse:` section; None for method dense or tiny (no masks)."""
+    def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int, seed: int = 0,
+                    masks: Mapping[str, torch.Tensor] | None = None) -> SparseTraining | None:
+        """From the run config's `sparse:` section; None for method dense or tiny (no masks). `masks`: the initial
+        masks to install instead of random ones (a ticket)."""
         method = sparse_cfg.get("method", "dense")
         if method in ("dense", "tiny"):
             return None
         if method not in GROWTH:
             raise ValueError(f"sparse.method: unknown method {method!r}")
         topology = SparseTopology(modules, sparse_cfg.get("sparsity", 0.9),
-                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed)
+                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed,
+                                  masks=masks)
         schedule = TopologySchedule(GROWTH[method], total_updates, sparse_cfg.get("delta_m", 200),
                                     sparse_cfg.get("zeta0", 0.5), sparse_cfg.get("anneal_end", 0.75))
         return cls(topology, schedule)

@@ -84,10 +84,13 @@ class SparseTopology:
     groups: layer name -> list of parameter names ranked together as one layer (each name at most once).
     distribution: "er" (Erdős–Rényi) or "uniform" per-layer densities.
     seed: seeds the topology's own torch.Generator (initial random masks, SET's random growth, tie breaking).
+    masks: name -> bool mask for every selected weight, installed instead of the random initial masks (a lottery
+        ticket); each layer's count and density then follow these masks.
     """
 
     def __init__(self, modules: ModuleLike, sparsity: float, *, params: Iterable[str] | None = None,
-                 groups: Mapping[str, Iterable[str]] | None = None, distribution: str = "er", seed: int = 0):
+                 groups: Mapping[str, Iterable[str]] | None = None, distribution: str = "er", seed: int = 0,
+                 masks: Mapping[str, torch.Tensor] | None = None):
         self.modules = modules
         self.sparsity = float(sparsity)
         self.distribution = distribution
@@ -103,11 +106,27 @@ class SparseTopology:
                                          distribution)
         self.counts = kept_counts(sizes, self.densities, self.sparsity)
         self.masks: dict[str, torch.Tensor] = {}
+        if masks is not None:
+            self._check_given(masks, selected)
         for layer in self.layers:
-            flat = torch.zeros(layer.numel, dtype=torch.bool)
-            flat[torch.randperm(layer.numel, generator=self.generator)[: self.counts[layer.name]]] = True
+            if masks is None:
+                flat = torch.zeros(layer.numel, dtype=torch.bool)
+                flat[torch.randperm(layer.numel, generator=self.generator)[: self.counts[layer.name]]] = True
+            else:
+                flat = self._layer_flat(layer, {n: m.bool().cpu() for n, m in masks.items()})
+                self.counts[layer.name] = int(flat.sum())
+                self.densities[layer.name] = self.counts[layer.name] / layer.numel
             self._set_layer_mask(layer, flat)
         self.apply_masks()
+
+    def _check_given(self, masks: Mapping[str, torch.Tensor], selected: list[str]) -> None:
+        if set(masks) != set(selected):
+            raise ValueError(f"given masks name {sorted(set(masks) ^ set(selected))[:3]} differently from the "
+                             "weights to sparsify")
+        for name, mask in masks.items():
+            if tuple(mask.shape) != tuple(self.params[name].shape):
+                raise ValueError(f"{name}: mask shape {tuple(mask.shape)} != parameter shape "
+                                 f"{tuple(self.params[name].shape)}")
 
     # ----------------------------------------------------------------------------------------------- set-up
     def _make_layers(self, selected: list[str], groups: Mapping[str, Iterable[str]]) -> list[Layer]:

@@ -34,6 +34,7 @@ from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
 from effmarl.algos.qmix.settings import REFERENCE_ENV_STEPS, check_config, effective_schedule, epsilon, target_kind
+from effmarl.algos.qmix.tickets import install_weights, load_ticket
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
@@ -48,9 +49,10 @@ STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "ce
 resolve_device = harness.resolve_device
 
 
-def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
+def build_learner(cfg: dict, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
     """The seed's learner, its networks initialised from the global torch RNG (seed it first). Tiny narrows every
-    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper)."""
+    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper).
+    A ticket (tickets.load_ticket) gives the initial masks, and for a cheating ticket the initial weights."""
     q, sparse_cfg = cfg["qmix"], {**cfg["sparse"], "delta_m": schedule["delta_m"]}
     dims = (spec.n_agents, spec.obs_dims[0], max(spec.n_actions), spec.state_dim)
     if sparse_cfg["method"] == "tiny":
@@ -58,7 +60,11 @@ def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
         schedule.update(tiny)
     on = mast_components(cfg)
     mm = {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")} if on["mellowmax"] else None
-    return Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device)
+    learner = Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device,
+                      initial_masks=ticket["masks"] if ticket else None)
+    if ticket and ticket["weights"] is not None:
+        install_weights(learner, ticket["weights"])
+    return learner
 
 
 class SeedRun:
@@ -66,6 +72,7 @@ class SeedRun:
 
     def __init__(self, cfg: dict, rundir: RunDir, spec, device, timer: PhaseTimer):
         check_config(cfg)
+        ticket = load_ticket(cfg, spec)  # a winning / cheating ticket's source, checked before anything is built
         self.budget = cfg["budget"]["env_steps"]
         # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
         # before anything is built; stray temporary files of an earlier kill are removed
@@ -75,7 +82,7 @@ class SeedRun:
         self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
         self.schedule = effective_schedule(cfg)
         self.on = mast_components(cfg)
-        self.learner = build_learner(cfg, spec, self.schedule, device)
+        self.learner = build_learner(cfg, spec, self.schedule, device, ticket)
         self.buffer = self.make_buffer(device)
         self.generator = torch.Generator().manual_seed(cfg["seed"])
         self.counters = {"env_steps": 0, "episodes": 0, "rounds": 0, "updates": 0, "evaluations": 0,
@@ -220,6 +227,11 @@ class SeedRun:
         if not self.q["keep_checkpoint"]:
             shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
+
+
+def preflight(cfg: dict) -> None:
+    """Checks that read files, before any run is built (`effmarl train`): a ticket's source run."""
+    load_ticket(cfg)
 
 
 def check_lockstep(cfgs: list[dict]) -> None:

@@ -3,6 +3,7 @@ which return each update uses."""
 
 from __future__ import annotations
 
+from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.config import ConfigError
 from effmarl.sparse.mast import mast_components
 
@@ -38,6 +39,7 @@ def check_config(cfg: dict) -> None:
         lines.append(f"field 'qmix.batch_size': {q['batch_size']} exceeds qmix.buffer_size {q['buffer_size']}")
     if q["num_envs"] > q["buffer_size"]:
         lines.append(f"field 'qmix.num_envs': {q['num_envs']} exceeds qmix.buffer_size {q['buffer_size']}")
+    lines += ticket_problems(cfg)
     if lines:
         raise ConfigError(lines, f"run {cfg.get('study', '?')}")
 
