@@ -42,6 +42,7 @@ from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer
 from effmarl.runs import RunDir
+from effmarl.sparse.allocation import agent_shares
 from effmarl.sparse.mast import mast_components
 
 STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
@@ -61,10 +62,23 @@ def build_learner(cfg: dict, spec, schedule: dict, device, ticket: dict | None =
     on = mast_components(cfg)
     mm = {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")} if on["mellowmax"] else None
     learner = Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device,
-                      initial_masks=ticket["masks"] if ticket else None)
+                      initial_masks=ticket["masks"] if ticket else None, agent_shares=shares(cfg, spec))
     if ticket and ticket["weights"] is not None:
         install_weights(learner, ticket["weights"])
     return learner
+
+
+def shares(cfg: dict, spec) -> list[float] | None:
+    """Each agent's relative budget under sparse.allocation (None: learned); one line naming the field if the
+    env's unit types do not fit sparse.type_density."""
+    if cfg["sparse"]["method"] in ("dense", "tiny"):
+        return None
+    try:
+        return agent_shares(cfg["sparse"], spec.unit_types, spec.n_agents)
+    except ValueError as exc:
+        field, problem = exc.args
+        raise ConfigError([f"field '{field}': {problem} (env.map {cfg['env'].get('map')!r})"],
+                          f"run {cfg['study']} seed {cfg['seed']}") from None
 
 
 class SeedRun:
@@ -223,15 +237,23 @@ class SeedRun:
             spec = self.spec
             full_width = Learner(self.cfg["algo"], self.cfg["qmix"], spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)
-        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width)
+        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width,
+                         unit_types=self.spec.unit_types)
         if not self.q["keep_checkpoint"]:
             shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
 
 
 def preflight(cfg: dict) -> None:
-    """Checks that read files, before any run is built (`effmarl train`): a ticket's source run."""
+    """Checks that need files or the env, before any run is built (`effmarl train`): a ticket's source run, the
+    unit types of a by_type allocation."""
     load_ticket(cfg)
+    if cfg["sparse"]["allocation"] == "by_type":
+        from effmarl.envs import make_env
+
+        env = make_env(cfg["env"], 1)
+        shares(cfg, env.spec)
+        env.close()
 
 
 def check_lockstep(cfgs: list[dict]) -> None:
