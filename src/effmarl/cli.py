@@ -32,11 +32,11 @@ def _cmd_train(args) -> int:
 
             cfg = validate(cfg, part="run", source=f"{path} with --set")
         cfgs.append(cfg)
-    from effmarl.train import train, train_lockstep
+    from effmarl.train import train, train_many
 
-    rundirs = [train(cfgs[0], args.out[0])] if len(cfgs) == 1 else train_lockstep(cfgs, args.out)
+    rundirs = [train(cfgs[0], args.out[0])] if len(cfgs) == 1 else train_many(cfgs, args.out)
     for rundir in rundirs:
-        print(f"run finished: {rundir.path}")
+        print(f"run finished: {getattr(rundir, 'path', rundir)}")
     return 0
 
 
@@ -219,8 +219,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p = sub.add_parser("train", help="run one training run from a run configuration (or several seeds of one "
-                       "configuration in lockstep: --config and --out once per seed, qmix family)")
+    p = sub.add_parser("train", help="run one training run from a run configuration, or several in one process "
+                       "(--config and --out once per run): runs equal but for the seed train in lockstep (qmix "
+                       "family), the groups one after another")
     p.add_argument("--config", required=True, action="append", help="run configuration (YAML, schema $defs/run)")
     p.add_argument("--out", required=True, action="append", help="output directory, e.g. results/<study>/<run_id>")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. seed=3")

@@ -1,14 +1,25 @@
-"""`effmarl train`: run one configured training run into its output directory."""
+"""`effmarl train`: run one configured training run into its output directory, or several runs in one process.
+
+Several runs (`train_many`): runs that are equal but for their seed form a lockstep group (qmix family: trained as
+one stacked computation, algos/qmix/lockstep.py); the groups train one after another in this process, so imports,
+the SMAX env functions and the jitted episode programs are built once. Every run writes its own run directory and
+provenance; a run already finished with the same configuration is skipped, so the same command resumes what a
+failure or a stop left unfinished.
+"""
 
 from __future__ import annotations
 
 import importlib
+import json
+import sys
+from pathlib import Path
 
 import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
-from effmarl.config import cross_checks
+from effmarl.config import ConfigError, cross_checks
+from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
 
 seed_everything = harness.seed_everything  # kept for callers that import it from here
@@ -22,10 +33,12 @@ def train(cfg: dict, out_dir: str) -> RunDir:
     """
     cross_checks(cfg, f"run {cfg['study']}")
     harness.resolve_device(cfg["device"])
+    module = importlib.import_module(ALGORITHMS[cfg["algo"]])
+    if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
+        module.preflight(cfg)
     torch.set_num_threads(cfg["threads"])
     harness.seed_everything(cfg["seed"])
     rundir = RunDir(out_dir, cfg)
-    module = importlib.import_module(ALGORITHMS[cfg["algo"]])
     module.run(cfg, rundir)
     rundir.finish()
     return rundir
@@ -36,13 +49,13 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     qmix family); each seed writes its own run directory, provenance.json last."""
     module = importlib.import_module(ALGORITHMS[cfgs[0]["algo"]])
     if not hasattr(module, "run_lockstep"):
-        from effmarl.config import ConfigError
-
         raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train seeds in lockstep (only qmix, ow_qmix, "
                            "res_qmix); train each run on its own"], "effmarl train")
     for cfg in cfgs:
         cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
     module.check_lockstep(cfgs)
+    for cfg in cfgs:
+        module.preflight(cfg)
     harness.resolve_device(cfgs[0]["device"])
     torch.set_num_threads(cfgs[0]["threads"])
     rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
@@ -51,3 +64,77 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
         if done:
             rundir.finish()
     return rundirs
+
+
+def seed_groups(cfgs: list[dict]) -> list[list[int]]:
+    """Indices of `cfgs` grouped by their configuration without the seed, in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for i, cfg in enumerate(cfgs):
+        groups.setdefault(json.dumps({**cfg, "seed": None}, sort_keys=True, default=str), []).append(i)
+    return list(groups.values())
+
+
+def finished_before(cfg: dict, out_dir: str) -> bool:
+    """True when out_dir holds a finished run (provenance.json, written last) of exactly this configuration."""
+    path = Path(out_dir) / "provenance.json"
+    if not path.is_file():
+        return False
+    try:
+        recorded = json.loads(path.read_text()).get("config")
+    except (OSError, ValueError):
+        return False
+    return recorded == json.loads(json.dumps(cfg, default=str))
+
+
+def train_many(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir | Path]:
+    """Train several runs in this process: lockstep groups (equal but for the seed) one after another.
+
+    Every run is checked before any compute (cross-field checks, the device, one output directory each, lockstep
+    support of groups of several seeds). A group that fails (diverged, refused checkpoint, an error) leaves the
+    other groups' runs untouched and the next groups still train; the first failure is raised at the end. A stop
+    signal stops at once (the unfinished seeds of the running group checkpoint). A run already finished with the
+    same configuration is skipped. Returns each run's RunDir, or its path when it was skipped."""
+    dupes = sorted({str(Path(d)) for d in out_dirs if sum(Path(e) == Path(d) for e in out_dirs) > 1})
+    if dupes:
+        raise ConfigError([f"--out {d} given for more than one run; one output directory per run" for d in dupes],
+                          "effmarl train")
+    groups = seed_groups(cfgs)
+    for group in groups:
+        members = [cfgs[i] for i in group]
+        for cfg in members:
+            cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
+            harness.resolve_device(cfg["device"])
+        module = importlib.import_module(ALGORITHMS[members[0]["algo"]])
+        if len(group) > 1:
+            if not hasattr(module, "run_lockstep"):
+                raise ConfigError([f"field 'algo': {members[0]['algo']!r} cannot train seeds in lockstep (only qmix, "
+                                   "ow_qmix, res_qmix); give each seed its own command"], "effmarl train")
+            module.check_lockstep(members)
+        for cfg in members:
+            if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
+                module.preflight(cfg)
+    out: list[RunDir | Path | None] = [None] * len(cfgs)
+    failure = None
+    for group in groups:
+        todo = [i for i in group if not finished_before(cfgs[i], out_dirs[i])]
+        for i in set(group) - set(todo):
+            out[i] = Path(out_dirs[i])
+            print(f"effmarl: {out_dirs[i]}: already finished with this configuration; skipped", file=sys.stderr)
+        if not todo:
+            continue
+        try:
+            if len(todo) == 1:
+                out[todo[0]] = train(cfgs[todo[0]], out_dirs[todo[0]])
+            else:
+                dirs = train_lockstep([cfgs[i] for i in todo], [out_dirs[i] for i in todo])
+                for i, rundir in zip(todo, dirs, strict=True):
+                    out[i] = rundir
+        except (Interrupted, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # this group's runs stay unfinished (their checkpoints resume them)
+            print(f"effmarl: runs {', '.join(out_dirs[i] for i in todo)} failed: {' '.join(str(exc).split())[:300]}"
+                  "; the other groups continue", file=sys.stderr)
+            failure = failure or exc
+    if failure is not None:
+        raise failure
+    return out

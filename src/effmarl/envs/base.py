@@ -22,6 +22,7 @@ class EnvSpec:
     n_actions: list[int]       # discrete action count of each agent
     state_dim: int             # size of the global state
     episode_limit: int         # steps after which an episode is truncated
+    unit_types: tuple[str, ...] | None = None  # unit type name of each agent (SMAX: marine, stalker, ...), if known
 
     @property
     def n_agents(self) -> int:

@@ -192,6 +192,7 @@ def functions(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause
         n_actions=[n_actions] * len(allies),
         state_dim=int(env.state_size),
         episode_limit=episode_limit,
+        unit_types=tuple(env.unit_type_names[int(t)] for t in np.asarray(env.scenario)[: len(allies)]),
     )
     n_allies = env.num_allies
 

@@ -19,7 +19,7 @@ Learner integration (t = index of this gradient update, starting at 1):
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -65,16 +65,20 @@ class SparseTraining:
         self.history: list[dict] = []  # one row per evolution step: t, zeta, and drop/grow counts per layer
 
     @classmethod
-    def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int,
-                    seed: int = 0) -> SparseTraining | None:
-        """From the run config's `sparse:` section; None for method dense or tiny (no masks)."""
+    def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int, seed: int = 0,
+                    masks: Mapping[str, torch.Tensor] | None = None,
+                    agent_shares: Sequence[float] | None = None) -> SparseTraining | None:
+        """From the run config's `sparse:` section; None for method dense or tiny (no masks). `masks`: the initial
+        masks to install instead of random ones (a ticket); `agent_shares`: fixed per-agent budgets of the stacked
+        layers (sparse/allocation.py; None: learned)."""
         method = sparse_cfg.get("method", "dense")
         if method in ("dense", "tiny"):
             return None
         if method not in GROWTH:
             raise ValueError(f"sparse.method: unknown method {method!r}")
         topology = SparseTopology(modules, sparse_cfg.get("sparsity", 0.9),
-                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed)
+                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed,
+                                  masks=masks, agent_shares=agent_shares)
         schedule = TopologySchedule(GROWTH[method], total_updates, sparse_cfg.get("delta_m", 200),
                                     sparse_cfg.get("zeta0", 0.5), sparse_cfg.get("anneal_end", 0.75))
         return cls(topology, schedule)

@@ -20,13 +20,14 @@ How a learner uses it (see SparseTraining in evolution.py for the same sequence 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
 from effmarl.nets.rnn_agent import StackedLinear
+from effmarl.sparse.allocation import split_by_agent
 from effmarl.sparse.density import kept_counts, layer_densities
 from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 
@@ -84,10 +85,16 @@ class SparseTopology:
     groups: layer name -> list of parameter names ranked together as one layer (each name at most once).
     distribution: "er" (Erdős–Rényi) or "uniform" per-layer densities.
     seed: seeds the topology's own torch.Generator (initial random masks, SET's random growth, tie breaking).
+    masks: name -> bool mask for every selected weight, installed instead of the random initial masks (a lottery
+        ticket); each layer's count and density then follow these masks.
+    agent_shares: one relative weight per agent: every stacked per-agent layer [n_agents, out, in] then keeps a
+        fixed budget per agent (sparse/allocation.py), drawn and evolved within each agent's slice; None: the
+        layer's one budget is ranked across all agents (the split between agents is learned).
     """
 
     def __init__(self, modules: ModuleLike, sparsity: float, *, params: Iterable[str] | None = None,
-                 groups: Mapping[str, Iterable[str]] | None = None, distribution: str = "er", seed: int = 0):
+                 groups: Mapping[str, Iterable[str]] | None = None, distribution: str = "er", seed: int = 0,
+                 masks: Mapping[str, torch.Tensor] | None = None, agent_shares: Sequence[float] | None = None):
         self.modules = modules
         self.sparsity = float(sparsity)
         self.distribution = distribution
@@ -102,12 +109,43 @@ class SparseTopology:
         self.densities = layer_densities({ly.name: (ly.shape, ly.numel) for ly in self.layers}, self.sparsity,
                                          distribution)
         self.counts = kept_counts(sizes, self.densities, self.sparsity)
+        self.agent_budgets: dict[str, list[int]] = {}  # stacked layer -> active weights of each agent (fixed)
+        if agent_shares is not None:
+            if masks is not None:
+                raise ValueError("given masks and per-agent budgets exclude each other")
+            stacked = {ly.name: self.params[ly.params[0]].shape[0] for ly in self.layers
+                       if len(ly.params) == 1 and self.params[ly.params[0]].dim() == 3}
+            counts, self.agent_budgets = split_by_agent(self.counts, sizes, stacked, agent_shares)
+            self.densities.update({n: c / sizes[n] for n, c in counts.items() if c != self.counts[n]})
+            self.counts = counts
         self.masks: dict[str, torch.Tensor] = {}
+        if masks is not None:
+            self._check_given(masks, selected)
         for layer in self.layers:
-            flat = torch.zeros(layer.numel, dtype=torch.bool)
-            flat[torch.randperm(layer.numel, generator=self.generator)[: self.counts[layer.name]]] = True
+            if layer.name in self.agent_budgets:  # each agent's budget drawn within its own slice
+                budgets = self.agent_budgets[layer.name]
+                per = layer.numel // len(budgets)
+                flat = torch.zeros(layer.numel, dtype=torch.bool)
+                for a, count in enumerate(budgets):
+                    flat[a * per + torch.randperm(per, generator=self.generator)[:count]] = True
+            elif masks is None:
+                flat = torch.zeros(layer.numel, dtype=torch.bool)
+                flat[torch.randperm(layer.numel, generator=self.generator)[: self.counts[layer.name]]] = True
+            else:
+                flat = self._layer_flat(layer, {n: m.bool().cpu() for n, m in masks.items()})
+                self.counts[layer.name] = int(flat.sum())
+                self.densities[layer.name] = self.counts[layer.name] / layer.numel
             self._set_layer_mask(layer, flat)
         self.apply_masks()
+
+    def _check_given(self, masks: Mapping[str, torch.Tensor], selected: list[str]) -> None:
+        if set(masks) != set(selected):
+            raise ValueError(f"given masks name {sorted(set(masks) ^ set(selected))[:3]} differently from the "
+                             "weights to sparsify")
+        for name, mask in masks.items():
+            if tuple(mask.shape) != tuple(self.params[name].shape):
+                raise ValueError(f"{name}: mask shape {tuple(mask.shape)} != parameter shape "
+                                 f"{tuple(self.params[name].shape)}")
 
     # ----------------------------------------------------------------------------------------------- set-up
     def _make_layers(self, selected: list[str], groups: Mapping[str, Iterable[str]]) -> list[Layer]:
@@ -186,30 +224,25 @@ class SparseTopology:
         for layer in self.layers:
             mask = self._layer_flat(layer, self.masks).cpu()
             n_active = int(mask.sum())
-            k = min(int(zeta * n_active), mask.numel() - n_active)
-            stats[layer.name] = {"active": n_active, "drop": k, "grow": k}
-            if k <= 0:
+            # ranking units: the whole layer, or each agent's slice when agents have fixed budgets
+            n_units = len(self.agent_budgets.get(layer.name, [None]))
+            per = mask.numel() // n_units
+            active = [int(mask[a * per:(a + 1) * per].sum()) for a in range(n_units)]
+            ks = [min(int(zeta * n), per - n) for n in active]
+            stats[layer.name] = {"active": n_active, "drop": sum(ks), "grow": sum(ks)}
+            if sum(ks) <= 0:
                 continue
-            perm = torch.randperm(mask.numel(), generator=self.generator)
             weight = self._layer_flat(layer, {n: self.params[n].detach() for n in layer.params}).abs().cpu()
-            drop_score = torch.where(mask, weight, torch.inf)[perm]
-            drop_idx = perm[torch.topk(drop_score, k, largest=False).indices]
-            if grow == "random":
-                inactive = perm[~mask[perm]]
-                grow_idx = inactive[:k]
-            else:
-                grads = {}
-                for n in layer.params:
-                    if self.params[n].grad is None:
-                        raise RuntimeError(f"{n}: gradient growth needs the dense gradient in .grad (call evolve "
-                                           "after backward and before mask_gradients)")
-                    grads[n] = self.params[n].grad
-                grad = self._layer_flat(layer, grads).abs().cpu()
-                grow_score = torch.where(mask, -torch.inf, grad)[perm]
-                grow_idx = perm[torch.topk(grow_score, k).indices]
+            grad = self._dense_grad(layer) if grow == "gradient" else None
             new = mask.clone()
-            new[drop_idx] = False
-            new[grow_idx] = True
+            for a, k in enumerate(ks):
+                if k <= 0:
+                    continue
+                lo, hi = a * per, (a + 1) * per
+                drop_idx, grow_idx = self._drop_grow(mask[lo:hi], weight[lo:hi],
+                                                     None if grad is None else grad[lo:hi], k, grow)
+                new[lo + drop_idx] = False
+                new[lo + grow_idx] = True
             flipped = mask ^ new
             self._set_layer_mask(layer, new)
             offset = 0
@@ -220,6 +253,29 @@ class SparseTopology:
                 changed[n] = flip
                 offset += p.numel()
         return changed, stats
+
+    def _dense_grad(self, layer: Layer) -> torch.Tensor:
+        grads = {}
+        for n in layer.params:
+            if self.params[n].grad is None:
+                raise RuntimeError(f"{n}: gradient growth needs the dense gradient in .grad (call evolve "
+                                   "after backward and before mask_gradients)")
+            grads[n] = self.params[n].grad
+        return self._layer_flat(layer, grads).abs().cpu()
+
+    def _drop_grow(self, mask: torch.Tensor, weight: torch.Tensor, grad: torch.Tensor | None, k: int,
+                   grow: str) -> tuple[torch.Tensor, torch.Tensor]:
+        """Within one ranking unit: the k active weights with the smallest |w| (dropped) and k weights inactive
+        before this update (grown: at random, or by the largest |dense gradient|); ties broken by a permutation."""
+        perm = torch.randperm(mask.numel(), generator=self.generator)
+        drop_score = torch.where(mask, weight, torch.inf)[perm]
+        drop_idx = perm[torch.topk(drop_score, k, largest=False).indices]
+        if grad is None:
+            grow_idx = perm[~mask[perm]][:k]
+        else:
+            grow_score = torch.where(mask, -torch.inf, grad)[perm]
+            grow_idx = perm[torch.topk(grow_score, k).indices]
+        return drop_idx, grow_idx
 
     def set_mask(self, name: str, mask: torch.Tensor) -> None:
         """Install a given mask (e.g. a lottery ticket) for one parameter and apply it. The layer's density then
@@ -266,6 +322,7 @@ class SparseTopology:
         other.generator = torch.Generator().manual_seed(0)
         other.params = named_parameters(modules)
         other.layers, other.densities, other.counts = self.layers, dict(self.densities), dict(self.counts)
+        other.agent_budgets = {n: list(b) for n, b in self.agent_budgets.items()}
         other.masks = {}
         self.copy_masks_to(other)
         return other

@@ -8,6 +8,7 @@ dynamic sparse training of all three (paper 2). Split the way EPyMARL splits it;
   lockstep.py   S seeds' learners stacked along a seed axis and updated as one computation (torch.func.vmap)
   runner.py     episode runners: collect ε-greedy episode batches and evaluate (Python reference; SMAX jitted)
   settings.py   cross-field config checks, the schedules a budget implies, the return each update uses
+  tickets.py    random / winning / cheating tickets: masks (and weights) from a finished sparse run
   accounting.py FLOPs and size from the masks, the per-run accounting files
   run.py        the training loop, top to bottom, for one seed or S seeds in lockstep; checkpoints and resume
 
@@ -19,11 +20,11 @@ from effmarl.algos.qmix.accounting import accounting
 from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import build_networks, tiny_hyper
-from effmarl.algos.qmix.run import SeedRun, check_lockstep, run, run_lockstep
+from effmarl.algos.qmix.run import SeedRun, check_lockstep, preflight, run, run_lockstep
 from effmarl.algos.qmix.runner import select_actions
 from effmarl.algos.qmix.settings import check_config, effective_schedule, target_kind
 from effmarl.sparse.mast import mast_components
 
 __all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "check_lockstep",
-           "effective_schedule", "mast_components", "run", "run_lockstep", "select_actions", "target_kind",
+           "effective_schedule", "mast_components", "preflight", "run", "run_lockstep", "select_actions", "target_kind",
            "tiny_hyper"]

@@ -30,9 +30,11 @@ def accounting(learner, q: dict, episode_limit: int) -> dict:
     return {**out, "flops_batch_samples": q["batch_size"] * episode_limit, "layers": layers}
 
 
-def write_accounting(rundir: RunDir, learner, cfg: dict, episode_limit: int, full_width=None) -> None:
+def write_accounting(rundir: RunDir, learner, cfg: dict, episode_limit: int, full_width=None,
+                     unit_types: tuple[str, ...] | None = None) -> None:
     """sparsity.parquet (FLOPs and size), layers.parquet (per-layer densities), agent_masks.parquet (active
-    weights per agent and layer), topology.parquet (topology updates) and masks.pt.
+    weights per agent and layer, with the agent's unit type when the env reports it), topology.parquet (topology
+    updates) and masks.pt.
     full_width: for Tiny, a dense learner of the full width, the reference of its ratios."""
     method = cfg["sparse"]["method"]
     table = accounting(learner, learner.q, episode_limit)
@@ -47,7 +49,8 @@ def write_accounting(rundir: RunDir, learner, cfg: dict, episode_limit: int, ful
     rundir.write_table("layers", layers)
     topology = learner.sparse.topology if learner.sparse else None
     rundir.write_table("agent_masks", [
-        {"layer": name, "agent": a, "active": int(n), "numel": int(topology.masks[name][a].numel())}
+        {"layer": name, "agent": a, "unit_type": unit_types[a] if unit_types else None, "active": int(n),
+         "numel": int(topology.masks[name][a].numel())}
         for name in (topology.masks if topology else {}) if topology.masks[name].dim() == 3
         for a, n in enumerate(topology.agent_counts(name).tolist())])
     history = learner.sparse.history if learner.sparse else []

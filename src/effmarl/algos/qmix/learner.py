@@ -32,10 +32,14 @@ class Learner(nn.Module):
     """Networks, target networks and the optimiser of one qmix-family algorithm, and its update.
 
     sparse: the run's `sparse:` section with the effective delta_m (None or method dense/tiny: no masks);
-    mellowmax: {"alpha", "omega"} when Soft Mellowmax replaces the target operator, else None."""
+    mellowmax: {"operator", "alpha", "omega", "beta"} when the mellowmax component replaces the target operator
+    (operator default soft_mellowmax; operators.agent_value), else None;
+    initial_masks: masks to start from instead of random ones (a ticket, tickets.py);
+    agent_shares: one relative budget per agent for every per-agent layer (sparse/allocation.py; None: learned)."""
 
     def __init__(self, algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, *,
-                 sparse: dict | None = None, mellowmax: dict | None = None, seed: int = 0, device="cpu"):
+                 sparse: dict | None = None, mellowmax: dict | None = None, seed: int = 0, device="cpu",
+                 initial_masks: dict[str, torch.Tensor] | None = None, agent_shares: list[float] | None = None):
         super().__init__()
         self.algo, self.q, self.n_agents, self.n_actions, self.mellowmax = algo, q, n_agents, n_actions, mellowmax
         self.operator = choose_operator(algo, mellowmax)
@@ -45,7 +49,8 @@ class Learner(nn.Module):
         networks = self.networks()
         # MAST: one sparse topology (one budget, ER densities) over every network; None when dense or Tiny.
         # ζ follows the env-step progress passed at each update, so the number of updates need not be known.
-        self.sparse = SparseTraining.from_config(sparse or {}, networks, total_updates=0, seed=seed)
+        self.sparse = SparseTraining.from_config(sparse or {}, networks, total_updates=0, seed=seed,
+                                                 masks=initial_masks, agent_shares=agent_shares)
         self.target = copy.deepcopy(networks)
         self.target.requires_grad_(False)
         self.target_topology = self.sparse.topology.bind(self.target) if self.sparse else None

@@ -12,6 +12,8 @@ learner's target networks mix. `choose_operator` picks one per run, once:
               joint action, weighted by softmax(β Q_tot) of the online mixer (Pan et al. 2021, ling-pan/RES);
   MAST      — each agent's Soft Mellowmax over its available actions replaces the max (for ow_qmix over the
               central agent's values into Q*; for res_qmix it takes the place of RES's operator, docs/mast.md).
+              `mellowmax.operator` swaps the per-agent operator for the paper's Fig. 16 comparison: mellowmax,
+              the Boltzmann softmax operator (inverse temperature mellowmax.beta) or a plain max.
 
 Adding a target variant means adding one function here and one line in `choose_operator`.
 """
@@ -22,7 +24,7 @@ from collections.abc import Callable
 
 import torch
 
-from effmarl.targets.mellowmax import soft_mellowmax
+from effmarl.targets.mellowmax import masked_max, mellowmax, soft_mellowmax, softmax_operator
 
 NEG = -1e9  # stands for -inf on unavailable actions (finite, so that masked products stay finite)
 
@@ -65,18 +67,40 @@ def res_softmax(learner, inputs, q_online, q_target, avail, states) -> torch.Ten
     return (torch.softmax(logits, dim=-1) * target_tot).sum(-1)
 
 
-def soft_mellowmax_operator(alpha: float, omega: float) -> Operator:
+def agent_value(settings: dict) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+    """Each agent's value over its available actions, (Q [..., A], avail) -> [...]: the `mellowmax.operator` of
+    `settings` ({"operator" (default soft_mellowmax), "alpha", "omega", "beta"})."""
+    name = settings.get("operator", "soft_mellowmax")
+    if name == "soft_mellowmax":
+        return lambda q, avail: soft_mellowmax(q, avail, settings["alpha"], settings["omega"])
+    if name == "mellowmax":
+        return lambda q, avail: mellowmax(q, avail, settings["omega"])
+    if name == "softmax":
+        return lambda q, avail: softmax_operator(q, avail, settings["beta"])
+    if name == "max":
+        return masked_max
+    raise ValueError(f"mellowmax.operator: unknown operator {name!r}")
+
+
+def per_agent_operator(value: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Operator:
+    """The target mixer over each agent's `value` of the target agents' Q (OW-QMIX: the target central agent's
+    values into the target central mixer Q*)."""
     def op(learner, inputs, q_online, q_target, avail, states) -> torch.Tensor:
         if learner.algo == "ow_qmix":
             central = learner.unroll(learner.target["central_agent"], inputs)
-            return learner.target["central_mixer"](soft_mellowmax(central, avail, alpha, omega), states)
-        return learner.target["mixer"](soft_mellowmax(q_target, avail, alpha, omega), states)
+            return learner.target["central_mixer"](value(central, avail), states)
+        return learner.target["mixer"](value(q_target, avail), states)
 
     return op
 
 
+def soft_mellowmax_operator(alpha: float, omega: float) -> Operator:
+    return per_agent_operator(agent_value({"alpha": alpha, "omega": omega}))
+
+
 def choose_operator(algo: str, mellowmax: dict | None) -> Operator:
-    """The operator of `algo`; Soft Mellowmax ({"alpha", "omega"}) replaces it when given."""
+    """The operator of `algo`; with the mellowmax component on (`mellowmax`: {"operator", "alpha", "omega",
+    "beta"}) the target mixer over each agent's chosen operator replaces it."""
     if mellowmax:
-        return soft_mellowmax_operator(mellowmax["alpha"], mellowmax["omega"])
+        return per_agent_operator(agent_value(mellowmax))
     return {"qmix": double_q_max, "ow_qmix": ow_central, "res_qmix": res_softmax}[algo]

@@ -34,6 +34,7 @@ from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
 from effmarl.algos.qmix.settings import REFERENCE_ENV_STEPS, check_config, effective_schedule, epsilon, target_kind
+from effmarl.algos.qmix.tickets import install_weights, load_ticket
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
@@ -41,6 +42,7 @@ from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer
 from effmarl.runs import RunDir
+from effmarl.sparse.allocation import agent_shares
 from effmarl.sparse.mast import mast_components
 
 STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
@@ -48,17 +50,35 @@ STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "ce
 resolve_device = harness.resolve_device
 
 
-def build_learner(cfg: dict, spec, schedule: dict, device) -> Learner:
+def build_learner(cfg: dict, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
     """The seed's learner, its networks initialised from the global torch RNG (seed it first). Tiny narrows every
-    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper)."""
+    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper).
+    A ticket (tickets.load_ticket) gives the initial masks, and for a cheating ticket the initial weights."""
     q, sparse_cfg = cfg["qmix"], {**cfg["sparse"], "delta_m": schedule["delta_m"]}
     dims = (spec.n_agents, spec.obs_dims[0], max(spec.n_actions), spec.state_dim)
     if sparse_cfg["method"] == "tiny":
         q, tiny = tiny_hyper(cfg["algo"], q, *dims, sparse_cfg["sparsity"])
         schedule.update(tiny)
     on = mast_components(cfg)
-    mm = {"alpha": cfg["mellowmax"]["alpha"], "omega": cfg["mellowmax"]["omega"]} if on["mellowmax"] else None
-    return Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device)
+    mm = {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")} if on["mellowmax"] else None
+    learner = Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device,
+                      initial_masks=ticket["masks"] if ticket else None, agent_shares=shares(cfg, spec))
+    if ticket and ticket["weights"] is not None:
+        install_weights(learner, ticket["weights"])
+    return learner
+
+
+def shares(cfg: dict, spec) -> list[float] | None:
+    """Each agent's relative budget under sparse.allocation (None: learned); one line naming the field if the
+    env's unit types do not fit sparse.type_density."""
+    if cfg["sparse"]["method"] in ("dense", "tiny"):
+        return None
+    try:
+        return agent_shares(cfg["sparse"], spec.unit_types, spec.n_agents)
+    except ValueError as exc:
+        field, problem = exc.args
+        raise ConfigError([f"field '{field}': {problem} (env.map {cfg['env'].get('map')!r})"],
+                          f"run {cfg['study']} seed {cfg['seed']}") from None
 
 
 class SeedRun:
@@ -66,6 +86,7 @@ class SeedRun:
 
     def __init__(self, cfg: dict, rundir: RunDir, spec, device, timer: PhaseTimer):
         check_config(cfg)
+        ticket = load_ticket(cfg, spec)  # a winning / cheating ticket's source, checked before anything is built
         self.budget = cfg["budget"]["env_steps"]
         # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
         # before anything is built; stray temporary files of an earlier kill are removed
@@ -75,7 +96,7 @@ class SeedRun:
         self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
         self.schedule = effective_schedule(cfg)
         self.on = mast_components(cfg)
-        self.learner = build_learner(cfg, spec, self.schedule, device)
+        self.learner = build_learner(cfg, spec, self.schedule, device, ticket)
         self.buffer = self.make_buffer(device)
         self.generator = torch.Generator().manual_seed(cfg["seed"])
         self.counters = {"env_steps": 0, "episodes": 0, "rounds": 0, "updates": 0, "evaluations": 0,
@@ -216,10 +237,23 @@ class SeedRun:
             spec = self.spec
             full_width = Learner(self.cfg["algo"], self.cfg["qmix"], spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)
-        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width)
+        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width,
+                         unit_types=self.spec.unit_types)
         if not self.q["keep_checkpoint"]:
             shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
+
+
+def preflight(cfg: dict) -> None:
+    """Checks that need files or the env, before any run is built (`effmarl train`): a ticket's source run, the
+    unit types of a by_type allocation."""
+    load_ticket(cfg)
+    if cfg["sparse"]["allocation"] == "by_type":
+        from effmarl.envs import make_env
+
+        env = make_env(cfg["env"], 1)
+        shares(cfg, env.spec)
+        env.close()
 
 
 def check_lockstep(cfgs: list[dict]) -> None:

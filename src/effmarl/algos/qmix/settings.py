@@ -3,6 +3,7 @@ which return each update uses."""
 
 from __future__ import annotations
 
+from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.config import ConfigError
 from effmarl.sparse.mast import mast_components
 
@@ -38,8 +39,28 @@ def check_config(cfg: dict) -> None:
         lines.append(f"field 'qmix.batch_size': {q['batch_size']} exceeds qmix.buffer_size {q['buffer_size']}")
     if q["num_envs"] > q["buffer_size"]:
         lines.append(f"field 'qmix.num_envs': {q['num_envs']} exceeds qmix.buffer_size {q['buffer_size']}")
+    lines += ticket_problems(cfg) + allocation_problems(cfg)
     if lines:
         raise ConfigError(lines, f"run {cfg.get('study', '?')}")
+
+
+def allocation_problems(cfg: dict) -> list[str]:
+    """sparse.allocation / type_density against the method and the ticket (the unit types are checked where the
+    env is known: run.preflight)."""
+    s, lines = cfg["sparse"], []
+    if s["allocation"] != "learned" and s["method"] in ("dense", "tiny"):
+        lines.append(f"field 'sparse.allocation': {s['allocation']!r} splits masks between agents; sparse.method "
+                     f"{s['method']!r} has none")
+    if s["allocation"] != "learned" and s["ticket"]["kind"] in ("winning", "cheating"):
+        lines.append(f"field 'sparse.allocation': a {s['ticket']['kind']!r} ticket keeps its source's masks as they "
+                     "are; leave allocation learned")
+    if s["allocation"] == "by_type" and not s["type_density"]:
+        lines.append("field 'sparse.type_density': allocation by_type needs a weight per unit type, e.g. "
+                     "{stalker: 1, zealot: 2}")
+    if s["allocation"] != "by_type" and s["type_density"]:
+        lines.append(f"field 'sparse.type_density': only read by allocation by_type (allocation is "
+                     f"{s['allocation']!r})")
+    return lines
 
 
 def effective_schedule(cfg: dict) -> dict:

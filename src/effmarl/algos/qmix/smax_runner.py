@@ -14,6 +14,8 @@ in the parameters, so every method runs through the same program.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import torch
 
@@ -44,14 +46,16 @@ def agent_step(jnp, jax, p: dict, inputs, h):
     return _linear(jnp, h, p["fc2.weight"], p["fc2.bias"]), h
 
 
-def build_rollout(env_functions, spec):
+@functools.cache
+def build_rollout(reset_one, step_one, n: int, limit: int, n_actions: int):
     """jit(vmap over seeds) of one seed's episode batch: (params, copy_seeds [E], env_seed, epsilon) -> episode
-    arrays; one function for every number of copies E (jit compiles once per shape)."""
+    arrays; one function for every number of copies E (jit compiles once per shape). Built once per env
+    configuration per process (reset_one / step_one come from envs/smax.py's cached `functions`), so every runner
+    of that configuration — the next group of runs of `effmarl train` included — reuses the traced and compiled
+    programs of the shapes it has seen."""
     import jax
     import jax.numpy as jnp
 
-    _, _, reset_one, step_one = env_functions
-    n, limit, n_actions = spec.n_agents, spec.episode_limit, max(spec.n_actions)
     eye = jnp.eye(n, dtype=jnp.float32)
 
     def rollout(params, copy_seeds, env_seed, epsilon):
@@ -139,7 +143,9 @@ class SMAXRunner:
         self.device = torch.device(device)
         self.timer = timer or PhaseTimer(enabled=False)
         self.num_envs, self.eval_episodes = num_envs, eval_episodes
-        self._program = build_rollout(functions, self.spec)
+        _, _, reset_one, step_one = functions
+        self._program = build_rollout(reset_one, step_one, self.spec.n_agents, self.spec.episode_limit,
+                                      max(self.spec.n_actions))
 
     def _params(self, agents: list[RNNAgent]) -> dict:
         own = [dict(agent.named_parameters()) for agent in agents]
