@@ -99,13 +99,16 @@ def test_shares_from_the_config_and_the_maps_unit_types():
 @pytest.mark.parametrize("sparse,field", [
     ({"method": "dense", "allocation": "equal"}, "sparse.allocation"),
     ({"allocation": "by_type"}, "sparse.type_density"),
-    ({"allocation": "equal", "type_density": {"marine": 1}}, "sparse.type_density"),
     ({"method": "static", "allocation": "equal", "ticket": {"kind": "winning", "source": "x"}}, "sparse.allocation"),
 ])
 def test_bad_allocations_are_one_line(sparse, field):
     with pytest.raises(ConfigError) as err:
         check_config(cfg_with(**{"method": "set", **sparse}))
     assert len(err.value.lines) == 1 and err.value.lines[0].startswith(f"field '{field}'"), err.value.lines
+
+
+def test_type_density_is_ignored_unless_by_type_so_a_grid_over_allocation_can_carry_it():
+    check_config(cfg_with(method="set", allocation="equal", type_density={"marine": 1}))
 
 
 def test_a_missing_unit_type_is_refused_before_the_run_directory_exists(tmp_path):

@@ -42,9 +42,11 @@ def test_a_lone_run_stays_a_job_of_its_own():
 def test_ticket_runs_take_the_source_run_with_the_same_seed():
     source = {"base": {**SMAX, "sparse": {"method": "mast"}}, "grid": {"seed": [0, 1]}}
     tickets = {"base": {**SMAX, "sparse": {"method": "static"}},
-               "grid": {"sparse.ticket.kind": ["winning"], "seed": [1, 0]}, "ticket_source": "ref"}
-    runs = expand_all(profile(ref=source, t=tickets))
+               "grid": {"sparse.ticket.kind": ["random", "winning"], "seed": [1, 0]}, "ticket_source": "ref"}
+    runs = expand_all(profile(t=tickets, ref=source))  # the source is expanded first whatever the order
+    assert list(runs) == ["t", "ref"]
     assert {rid: c["sparse"]["ticket"]["source"] for rid, c in runs["t"].items()} == {
+        "kind-random_seed-1": None, "kind-random_seed-0": None,
         "kind-winning_seed-1": "R/ref/seed-1", "kind-winning_seed-0": "R/ref/seed-0"}
 
 
@@ -53,7 +55,8 @@ def test_ticket_runs_take_the_source_run_with_the_same_seed():
     ({"base": SMAX, "grid": {"qmix.lr": [0.1, 0.2], "seed": [0, 1]}}, "study 'ref' has 2 runs with seed 0"),
 ])
 def test_a_ticket_source_without_exactly_one_run_per_seed_is_one_line(source, expected):
-    tickets = {"base": {**SMAX, "sparse": {"method": "static"}}, "grid": {"seed": [0, 1]}, "ticket_source": "ref"}
+    tickets = {"base": {**SMAX, "sparse": {"method": "static", "ticket": {"kind": "winning"}}},
+               "grid": {"seed": [0, 1]}, "ticket_source": "ref"}
     with pytest.raises(ConfigError) as err:
         expand_all(profile(ref=source, t=tickets))
     assert "field 'studies.t.ticket_source'" in str(err.value) and expected in str(err.value)

@@ -255,8 +255,9 @@ def run_id(point: dict[str, Any]) -> str:
     return "_".join(f"{key.split('.')[-1]}-{_id_value(value)}" for key, value in point.items())
 
 
-def expand_study(name: str, study: dict, profile: str) -> dict[str, dict]:
-    """All runs of one study as {run_id: validated run config}, in grid order."""
+def expand_study(name: str, study: dict, profile: str, prepare=None) -> dict[str, dict]:
+    """All runs of one study as {run_id: validated run config}, in grid order; `prepare(cfg, run_id)`, if given,
+    completes each raw config before it is validated."""
     grid = study.get("grid", {})
     runs: dict[str, dict] = {}
     for values in itertools.product(*grid.values()):
@@ -266,17 +267,22 @@ def expand_study(name: str, study: dict, profile: str) -> dict[str, dict]:
         for key, value in point.items():
             set_dotted(cfg, key, value)
         rid = run_id(point)
+        if prepare is not None:
+            prepare(cfg, rid)
         runs[rid] = validate(cfg, part="run", source=f"studies.{name} run {rid}")
     return runs
 
 
 def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     """Every study's runs, validated: {study: {run_id: run config}}."""
-    runs = {
-        name: expand_study(name, study, workflow_cfg["profile"])
-        for name, study in workflow_cfg["studies"].items()
-    }
-    resolve_ticket_sources(workflow_cfg, runs)
+    studies = workflow_cfg["studies"]
+    # a study whose tickets come from another study is expanded after it (its runs name the source's run dirs)
+    order = sorted(studies, key=lambda name: studies[name].get("ticket_source") is not None)
+    runs: dict[str, dict[str, dict]] = {}
+    for name in order:
+        runs[name] = expand_study(name, studies[name], workflow_cfg["profile"],
+                                  prepare=ticket_source_hook(workflow_cfg, name, runs))
+    runs = {name: runs[name] for name in studies}
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
@@ -309,26 +315,31 @@ def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict
     return groups
 
 
-def resolve_ticket_sources(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> None:
-    """Studies with ticket_source: set each run's sparse.ticket.source to the source study's run directory with
-    the same seed (in place). The source must be another study with exactly one run per seed."""
-    results = workflow_cfg["results_dir"]
-    for study, spec in workflow_cfg["studies"].items():
-        source = spec.get("ticket_source")
-        if source is None:
-            continue
-        where = f"studies.{study}.ticket_source"
-        if source not in runs or source == study:
-            raise ConfigError([f"field '{where}': {source!r} is not another study of this profile"], "profile")
-        by_seed: dict[int, list[str]] = {}
-        for rid, cfg in runs[source].items():
-            by_seed.setdefault(cfg["seed"], []).append(rid)
-        for rid, cfg in runs[study].items():
-            match = by_seed.get(cfg["seed"], [])
-            if len(match) != 1:
-                raise ConfigError([f"field '{where}': study {source!r} has {len(match)} runs with seed "
-                                   f"{cfg['seed']} (run {rid} needs exactly one)"], "profile")
-            cfg["sparse"].setdefault("ticket", {})["source"] = f"{results}/{source}/{match[0]}"
+def ticket_source_hook(workflow_cfg: dict, study: str, runs: dict[str, dict[str, dict]]):
+    """For a study with ticket_source: a function that sets a (raw) run config's sparse.ticket.source to the
+    source study's run directory with the same seed, for winning and cheating tickets. The source must be another
+    study, expanded already, with exactly one run per seed. None for other studies."""
+    source = workflow_cfg["studies"][study].get("ticket_source")
+    if source is None:
+        return None
+    where = f"studies.{study}.ticket_source"
+    if source not in workflow_cfg["studies"] or source == study:
+        raise ConfigError([f"field '{where}': {source!r} is not another study of this profile"], "profile")
+    by_seed: dict[int, list[str]] = {}
+    for rid, cfg in runs[source].items():
+        by_seed.setdefault(cfg["seed"], []).append(rid)
+
+    def hook(cfg: dict, rid: str) -> None:
+        ticket = cfg.setdefault("sparse", {}).setdefault("ticket", {})
+        if ticket.get("kind") not in ("winning", "cheating"):
+            return
+        match = by_seed.get(cfg.get("seed"), [])
+        if len(match) != 1:
+            raise ConfigError([f"field '{where}': study {source!r} has {len(match)} runs with seed "
+                               f"{cfg.get('seed')} (run {rid} needs exactly one)"], "profile")
+        ticket["source"] = f"{workflow_cfg['results_dir']}/{source}/{match[0]}"
+
+    return hook
 
 
 def selected_config(cfg: dict, selection_csv: str | Path) -> dict:

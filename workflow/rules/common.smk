@@ -64,6 +64,17 @@ def ticket_inputs(study, rid):
     return [f"{ticket['source']}/masks.pt", f"{ticket['source']}/model.pt", f"{ticket['source']}/provenance.json"]
 
 
+def write_selected_config(cfg, selection_csv, out, log):
+    """run_config_selected: the run's configuration with the sparsity the selection chose for its (algo, map)."""
+    import yaml
+
+    from effmarl import io
+
+    cfg = selected_config(cfg, selection_csv)
+    io.write_text(out, yaml.safe_dump(cfg, sort_keys=True))
+    io.write_text(log, f"sparsity {cfg['sparse']['sparsity']} from {selection_csv}; configuration written to {out}\n")
+
+
 def run_inputs(study, rid):
     """What training a run reads besides its config: a ticket's source run."""
     return ticket_inputs(study, rid)

@@ -48,10 +48,7 @@ if SELECTED:
             study=alternatives(SELECTED),
         localrule: True
         run:
-            cfg = selected_config(params.cfg, input[0])
-            io.write_text(output[0], yaml.safe_dump(cfg, sort_keys=True))
-            io.write_text(log[0], f"sparsity {cfg['sparse']['sparsity']} from {input[0]}; configuration written to "
-                          f"{output[0]}\n")
+            write_selected_config(params.cfg, input[0], output[0], log[0])
 
 
 # One train rule per set of files a run writes (train_outputs in common.smk), each matching only its runs, so

@@ -57,9 +57,6 @@ def allocation_problems(cfg: dict) -> list[str]:
     if s["allocation"] == "by_type" and not s["type_density"]:
         lines.append("field 'sparse.type_density': allocation by_type needs a weight per unit type, e.g. "
                      "{stalker: 1, zealot: 2}")
-    if s["allocation"] != "by_type" and s["type_density"]:
-        lines.append(f"field 'sparse.type_density': only read by allocation by_type (allocation is "
-                     f"{s['allocation']!r})")
     return lines
 
 

@@ -4,7 +4,6 @@
 FIGURES = {
     "skeleton_returns": "effmarl.analysis.figures.skeleton_returns",
     "mast_base_win_rate": "effmarl.analysis.figures.mast_base_win_rate",
-    "mast_win_rate": "effmarl.analysis.figures.mast_win_rate",
     "mast_fig1": "effmarl.analysis.figures.mast_fig1",
     "mast_fig4": "effmarl.analysis.figures.mast_fig4",
     "mast_fig5": "effmarl.analysis.figures.mast_fig5",

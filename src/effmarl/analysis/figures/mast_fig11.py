@@ -38,6 +38,8 @@ def first_layer(paths: list[str]) -> np.ndarray | None:
 def make(inputs: list[str]):
     named = named_inputs(inputs, INPUTS, "figure mast_fig11")
     masks = read_tables(named["masks"])
+    if "cfg.sparse.allocation" in masks:  # MAST's own (learned) split between agents, not the manual budgets
+        masks = masks[masks["cfg.sparse.allocation"].fillna("learned") == "learned"].copy()
     masks["fraction"] = masks["active"] / masks["numel"]
     keys = [c for c in ("cfg.algo", "cfg.env.map") if c in masks]
     cells = masks[keys].drop_duplicates().values.tolist() if keys else [[]]

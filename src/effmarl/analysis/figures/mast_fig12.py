@@ -32,18 +32,26 @@ def make(inputs: list[str], k: int = LAST_K):
     if "run_id" not in masks:  # a single run's own table
         masks["run_id"] = "run"
     ident = [c for c in ("cfg.study", "run_id") if c in masks]
-    per_agent = masks.groupby([*ident, "agent", "unit_type"], as_index=False)["active"].sum()
-    per_run = per_agent.groupby([*ident, "unit_type"], as_index=False)["active"].mean()
-    stats = seed_stats(per_run, ["unit_type"], value="active")
+    if ALLOCATION not in masks:
+        masks[ALLOCATION] = "learned"
+    masks[ALLOCATION] = masks[ALLOCATION].fillna("learned")
+    keys = ["unit_type", ALLOCATION]  # seeds are counted per unit type and allocation, never across allocations
+    per_agent = masks.groupby([*ident, "agent", *keys], as_index=False)["active"].sum()
+    per_run = per_agent.groupby([*ident, *keys], as_index=False)["active"].mean()
+    stats = seed_stats(per_run, keys, value="active")
+    stats["order"] = stats[ALLOCATION].map({v: i for i, v in enumerate(ALLOCATION_ORDER)}).fillna(99)
+    stats = stats.sort_values(["order", "unit_type"]).reset_index(drop=True)
+    labels = [t if len(stats[ALLOCATION].unique()) == 1 else f"{t}\n{a}"
+              for t, a in zip(stats["unit_type"], stats[ALLOCATION], strict=True)]
     allocation = read_optional(named["allocation"])
     n = 1 + (allocation is not None)
     fig, axes = plt.subplots(1, n, figsize=(4.6 * n, 3.4), squeeze=False)
     ax = axes[0][0]
-    bars(ax, stats, list(stats["unit_type"]))
+    bars(ax, stats, labels)
     ax.set_ylim(0, float(max(stats["iqm_hi"].max(skipna=True) if stats["iqm_hi"].notna().any() else 0,
                              stats["iqm"].max())) * 1.2 + 1)
     ax.set_ylabel("active connections per agent")
-    ax.set_xlabel("unit type")
+    ax.set_xlabel("unit type" if len(stats[ALLOCATION].unique()) == 1 else "unit type / budget allocation")
     ax.set_title(f"MAST's budget per unit type ({seeds_text(stats['seeds'])})", fontsize=9)
     shown = [shown_runs(masks)]
     if allocation is not None:

@@ -2,7 +2,6 @@
 
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",
-    "mast_methods": "effmarl.analysis.tables.mast_methods",
     "mast_selection": "effmarl.analysis.tables.mast_selection",
     "mast_table1": "effmarl.analysis.tables.mast_table1",
     "mast_table5": "effmarl.analysis.tables.mast_table5",
