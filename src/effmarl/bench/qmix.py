@@ -14,8 +14,9 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
   update      seconds per learner update (sampling, loss, backward, clipping, RMSprop, masks), 1 seed, dense and
               MAST at `--sparsity`, `--envs` updates per round (one per collected episode, the default profile's
               ratio): the reference unroll (nets.rnn_agent.reference_unroll, the learner before its optimisation)
-              and the optimised one on the same learner and buffer, timed in alternating blocks; `speedup` =
-              reference ÷ optimised
+              and the optimised one on the same learner and buffer, timed in alternating blocks of `--rounds`
+              rounds (the fastest of `--repeats` blocks each: on a shared machine the least disturbed one);
+              `speedup` = reference ÷ optimised
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
 """
@@ -180,7 +181,7 @@ def update(args, root: Path) -> list[dict]:
                         update_round(seeds, stack, timer, [0])
                     if repeat:
                         times[path].append((time.perf_counter() - start) / (args.rounds * args.envs))
-        seconds = {path: statistics.median(t) for path, t in times.items()}
+        seconds = {path: min(t) for path, t in times.items()}  # the block least disturbed by other load
         for path, t in seconds.items():
             rows.append({"measure": "update", "runner": "-", "method": method, "seeds": 1,
                          "updates_per_round": args.envs, "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t,
