@@ -141,3 +141,35 @@ def test_short_run_metrics_equal_the_reference(tmp_path, method):
     fast, ref = (pd.read_parquet(tmp_path / k / "metrics.parquet").drop(columns=["wall_s"]) for k in ("fast", "ref"))
     assert fast["updates"].iloc[-1] > 0
     pd.testing.assert_frame_equal(fast, ref, rtol=1e-4)
+
+
+def test_rmsprop_equals_torch_bitwise_with_subnormal_square_averages():
+    """The optimiser's floor under the square root (algos/qmix/optim.py) changes no parameter and no state, also
+    where square averages decay into subnormals or stay zero."""
+    from effmarl.algos.qmix.optim import RMSprop
+
+    g = torch.Generator().manual_seed(0)
+    shapes = [(3, 8, 12), (3, 8), (16, 5)]
+    start = [torch.randn(s, generator=g) for s in shapes]
+    ours = [p.clone().requires_grad_() for p in start]
+    theirs = [p.clone().requires_grad_() for p in start]
+    opt_ours = RMSprop(ours, lr=5e-4, alpha=0.99, eps=1e-5)
+    opt_theirs = torch.optim.RMSprop(theirs, lr=5e-4, alpha=0.99, eps=1e-5)
+    for step in range(120):
+        for a, b in zip(ours, theirs, strict=True):
+            grad = torch.randn(a.shape, generator=g) * torch.logspace(-30, 0, a.shape[-1])
+            grad[..., :2] = 0  # never any gradient
+            if step > 40:
+                grad[..., 2:4] = 0  # gradients that stop: the square average decays into subnormals
+            a.grad, b.grad = grad.clone(), grad.clone()
+        opt_ours.step()
+        opt_theirs.step()
+    squares = [opt_theirs.state[b]["square_avg"] for b in theirs]
+    assert sum(int(((s > 0) & (s < torch.finfo(torch.float32).tiny)).sum()) for s in squares) > 0
+    for a, b in zip(ours, theirs, strict=True):
+        assert torch.equal(a, b)
+        for key in ("step", "square_avg"):
+            assert torch.equal(opt_ours.state[a][key], opt_theirs.state[b][key])
+    fresh = RMSprop(theirs, lr=5e-4, alpha=0.99, eps=1e-5)
+    fresh.load_state_dict(opt_theirs.state_dict())  # checkpoints of either load into the other
+    assert torch.equal(fresh.state[theirs[0]]["square_avg"], squares[0])
