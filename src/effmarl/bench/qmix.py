@@ -16,7 +16,8 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               ratio): the reference unroll (nets.rnn_agent.reference_unroll, the learner before its optimisation)
               and the optimised one on the same learner and buffer, timed in alternating blocks of `--rounds`
               rounds (the fastest of `--repeats` blocks each: on a shared machine the least disturbed one);
-              `speedup` = reference ÷ optimised
+              `speedup` = reference ÷ optimised; forward_s / backward_step_s: the loop's learner_forward and
+              learner_backward (backward, masks, clipping, RMSprop) phases per update in that block
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
 """
@@ -171,22 +172,26 @@ def update(args, root: Path) -> list[dict]:
             collect_round(seeds, run, [0])
         for _ in range(args.rounds):  # a buffer of several rounds, as a run samples from
             collect_round(seeds, run, [0])
-        times = {"reference": [], "optimised": []}
+        times = {"reference": [], "optimised": []}  # per block: (total, {phase: seconds}) per update
+        updates = args.rounds * args.envs
         for repeat in range(args.repeats + 1):  # the first pass is a warm-up
             for path in times:
                 context = reference_unroll() if path == "reference" else nullcontext()
                 with context:
-                    start = time.perf_counter()
+                    mark, start = timer.mark(), time.perf_counter()
                     for _ in range(args.rounds):
                         update_round(seeds, stack, timer, [0])
                     if repeat:
-                        times[path].append((time.perf_counter() - start) / (args.rounds * args.envs))
-        seconds = {path: min(t) for path, t in times.items()}  # the block least disturbed by other load
-        for path, t in seconds.items():
+                        phases = {r["phase"]: r["seconds"] / updates for r in timer.since(mark)}
+                        times[path].append(((time.perf_counter() - start) / updates, phases))
+        best = {path: min(blocks, key=lambda b: b[0]) for path, blocks in times.items()}  # least disturbed block
+        for path, (t, phases) in best.items():
             rows.append({"measure": "update", "runner": "-", "method": method, "seeds": 1,
                          "updates_per_round": args.envs, "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t,
-                         "seconds_per_round": t * args.envs, "path": path,
-                         "seconds_per_update": t, "speedup": seconds["reference"] / t})
+                         "seconds_per_round": t * args.envs, "path": path, "seconds_per_update": t,
+                         "forward_s": phases.get("learner_forward", float("nan")),
+                         "backward_step_s": phases.get("learner_backward", float("nan")),
+                         "speedup": best["reference"][0] / t})
     return rows
 
 
