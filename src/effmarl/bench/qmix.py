@@ -11,6 +11,13 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               Mellowmax, hybrid TD(λ), dual buffer) switched on in both (1 seed), averaged over blocks of 2·Δm
               updates: the mask work's share (gradient masking, re-zeroing, optimiser-state resets, topology
               evolution every `--delta-m` updates) of a dense update's time
+  update      seconds per learner update (sampling, loss, backward, clipping, RMSprop, masks), 1 seed, dense and
+              MAST at `--sparsity`, `--envs` updates per round (one per collected episode, the default profile's
+              ratio): the reference unroll (nets.rnn_agent.reference_unroll, the learner before its optimisation)
+              and the optimised one on the same learner and buffer, timed in alternating blocks of `--rounds`
+              rounds (the fastest of `--repeats` blocks each: on a shared machine the least disturbed one);
+              `speedup` = reference ÷ optimised; forward_s / backward_step_s: the loop's learner_forward and
+              learner_backward (backward, masks, clipping, RMSprop) phases per update in that block
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
 """
@@ -150,6 +157,44 @@ def mask_work(args, root: Path) -> list[dict]:
              "mask_work_share": t / times["dense"] - 1.0} for m, t in times.items()]
 
 
+def update(args, root: Path) -> list[dict]:
+    """Seconds per update of the reference and the optimised learner path, side by side (alternating blocks)."""
+    from contextlib import nullcontext
+
+    from effmarl.algos.qmix.run import collect_round, update_round
+    from effmarl.nets.rnn_agent import reference_unroll
+
+    rows = []
+    for method in ("dense", "mast"):
+        cfg = _cfg(args, method, args.envs, "jax")
+        seeds, stack, run, timer = _seeds(cfg, 1, root / f"update-{method}")
+        while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
+            collect_round(seeds, run, [0])
+        for _ in range(args.rounds):  # a buffer of several rounds, as a run samples from
+            collect_round(seeds, run, [0])
+        times = {"reference": [], "optimised": []}  # per block: (total, {phase: seconds}) per update
+        updates = args.rounds * args.envs
+        for repeat in range(args.repeats + 1):  # the first pass is a warm-up
+            for path in times:
+                context = reference_unroll() if path == "reference" else nullcontext()
+                with context:
+                    mark, start = timer.mark(), time.perf_counter()
+                    for _ in range(args.rounds):
+                        update_round(seeds, stack, timer, [0])
+                    if repeat:
+                        phases = {r["phase"]: r["seconds"] / updates for r in timer.since(mark)}
+                        times[path].append(((time.perf_counter() - start) / updates, phases))
+        best = {path: min(blocks, key=lambda b: b[0]) for path, blocks in times.items()}  # least disturbed block
+        for path, (t, phases) in best.items():
+            rows.append({"measure": "update", "runner": "-", "method": method, "seeds": 1,
+                         "updates_per_round": args.envs, "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t,
+                         "seconds_per_round": t * args.envs, "path": path, "seconds_per_update": t,
+                         "forward_s": phases.get("learner_forward", float("nan")),
+                         "backward_step_s": phases.get("learner_backward", float("nan")),
+                         "speedup": best["reference"][0] / t})
+    return rows
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--map", default="3m", help="SMAX map (default 3m)")
     parser.add_argument("--envs", type=int, default=8, help="parallel episodes per seed and round (default 8)")
@@ -163,7 +208,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="timed blocks per measurement (default 3)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (default cpu)")
     parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads")
-    parser.add_argument("--only", choices=["acting", "training", "mask_work"], action="append",
+    parser.add_argument("--only", choices=["acting", "training", "mask_work", "update"], action="append",
                         help="measure only these parts (repeatable; default all)")
     parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table")
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv, .md, .provenance.json")
@@ -176,7 +221,8 @@ def run(args) -> pd.DataFrame:
     parts = args.only or ["acting", "training", "mask_work"]
     with tempfile.TemporaryDirectory(prefix="effmarl-bench-qmix-") as tmp:
         rows = [row for part in parts for row in {"acting": acting, "training": training,
-                                                   "mask_work": mask_work}[part](args, Path(tmp))]
+                                                   "mask_work": mask_work, "update": update}[part](args,
+                                                                                                  Path(tmp))]
     table = pd.DataFrame(rows)
     rec = provenance.record(extra={"benchmark": "bench_qmix", "kind": "benchmark", "name": "bench qmix",
                                    "caption": CAPTION, "args": {k: v for k, v in vars(args).items() if k != "func"}})
@@ -188,7 +234,8 @@ def run(args) -> pd.DataFrame:
               f"{args.profile}\n\n{hw['cpu_model']}, commit "
               f"{rec['git']['commit']}; command: `effmarl bench qmix "
               f"--map {args.map} --envs {args.envs} --seeds {args.seeds} --rounds {args.rounds} --repeats "
-              f"{args.repeats} --device {args.device} --out {args.out}`\n")
+              f"{args.repeats} --device {args.device} --threads {args.threads}"
+              f"{''.join(f' --only {p}' for p in args.only or [])} --out {args.out}`\n")
     io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))
     io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False, floatfmt=".3g") + "\n")
     io.write_json(out.with_suffix(".provenance.json"), rec)

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from contextlib import contextmanager
 
 import torch
 from torch import nn
+
+from effmarl.nets.gru_sequence import gru_sequence
 
 LinearFactory = Callable[[int, int], nn.Module]
 
@@ -35,6 +38,10 @@ class StackedLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.einsum("...ni,noi->...no", x, self.weight) + self.bias
+
+    def agent_major(self, x: torch.Tensor) -> torch.Tensor:
+        """The same layer on agent-major inputs [n, rows, in] -> [n, rows, out]: one batched product, no permutes."""
+        return torch.baddbmm(self.bias.unsqueeze(1), x, self.weight.transpose(1, 2))
 
 
 def linear_factory(n_agents: int, shared_params: bool = True) -> LinearFactory:
@@ -80,6 +87,8 @@ class GRUCell(nn.Module):
 class RNNAgent(nn.Module):
     """Q-values [..., n_agents, n_actions] and the next hidden state from inputs [..., n_agents, input_dim]."""
 
+    reference = False  # True (reference_unroll()): `unroll` runs `unroll_reference`, the pre-optimisation form
+
     def __init__(self, input_dim: int, n_actions: int, hidden_dim: int = 64, linear: LinearFactory = nn.Linear):
         super().__init__()
         self.hidden_dim = hidden_dim
@@ -99,12 +108,47 @@ class RNNAgent(nn.Module):
     def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
         """Q-values [B, T, n, A] for a sequence of inputs [B, T, n, in], the GRU carried over time from `hidden`
         (zeros by default). Same values as calling forward step by step; fc1, the GRU's input projection and fc2
-        run once for all t, only the hidden-to-hidden product runs per step."""
+        run once for all t, only the hidden-to-hidden product runs per step. Per-agent layers (outside vmap) run
+        agent-major with the recurrence's hand-written backward (nets/gru_sequence.py)."""
+        if self.reference:
+            return self.unroll_reference(inputs, hidden)
+        if self.rnn.fused and type(self.fc1) is StackedLinear and type(self.rnn.hh) is StackedLinear \
+                and type(self.fc2) is StackedLinear and type(self.rnn.ih) is StackedLinear:
+            return self._unroll_agent_major(inputs, hidden)
         x = torch.relu(self.fc1(inputs))
         h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
         hs = []
         if self.rnn.fused and type(self.rnn.ih) is nn.Linear and type(self.rnn.hh) is nn.Linear:
-            for t in range(inputs.shape[1]):  # torch's fused cell: faster than the split form for one seed
+            for x_t in x.unbind(1):  # torch's fused cell: faster than the split form for one seed
+                h = self.rnn(x_t, h)
+                hs.append(h)
+            return self.fc2(torch.stack(hs, dim=1))
+        gi = self.rnn.ih(x)
+        for gi_t in gi.unbind(1):  # unbind, not gi[:, t]: one backward node, not T zero-filled copies of gi
+            h = self.rnn.from_input_gates(gi_t, h)
+            hs.append(h)
+        return self.fc2(torch.stack(hs, dim=1))
+
+    def _unroll_agent_major(self, inputs: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
+        """`unroll` for per-agent layers: every layer one batched product over [n, T·B, ·], the recurrence by
+        gru_sequence; the result is a [B, T, n, A] view of agent-major Q-values."""
+        batch, steps, n, _ = inputs.shape
+        x = inputs.permute(2, 1, 0, 3).reshape(n, steps * batch, -1)   # agent-major, time-major within an agent
+        gi = self.rnn.ih.agent_major(torch.relu(self.fc1.agent_major(x))).view(n, steps, batch, -1)
+        h0 = inputs.new_zeros(n, batch, self.hidden_dim) if hidden is None else hidden.transpose(0, 1)
+        hs = gru_sequence(gi, h0, self.rnn.hh.weight, self.rnn.hh.bias)
+        q = self.fc2.agent_major(hs.reshape(n, steps * batch, self.hidden_dim))
+        return q.view(n, steps, batch, -1).permute(2, 1, 0, 3)
+
+    def unroll_reference(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+        """The unroll as it was before the learner was optimised (step-by-step autograd, indexing gi[:, t], whose
+        backward zero-fills a copy of gi per step), kept as the reference that tests/test_learner_fast.py and
+        `effmarl bench qmix --only update` compare `unroll` against."""
+        x = torch.relu(self.fc1(inputs))
+        h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
+        hs = []
+        if self.rnn.fused and type(self.rnn.ih) is nn.Linear and type(self.rnn.hh) is nn.Linear:
+            for t in range(inputs.shape[1]):
                 h = self.rnn(x[:, t], h)
                 hs.append(h)
             return self.fc2(torch.stack(hs, dim=1))
@@ -113,6 +157,17 @@ class RNNAgent(nn.Module):
             h = self.rnn.from_input_gates(gi[:, t], h)
             hs.append(h)
         return self.fc2(torch.stack(hs, dim=1))
+
+
+@contextmanager
+def reference_unroll():
+    """Inside the block every RNNAgent unrolls with `unroll_reference` (the equivalence tests and the old path of
+    `effmarl bench qmix --only update`)."""
+    RNNAgent.reference = True
+    try:
+        yield
+    finally:
+        RNNAgent.reference = False
 
 
 def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:

@@ -23,6 +23,7 @@ from torch import nn
 
 from effmarl.algos.qmix.networks import build_networks
 from effmarl.algos.qmix.operators import NEG, choose_operator
+from effmarl.algos.qmix.optim import RMSprop
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.sparse import SparseTraining
 from effmarl.targets.returns import discounted_returns, targets
@@ -54,8 +55,7 @@ class Learner(nn.Module):
         self.target = copy.deepcopy(networks)
         self.target.requires_grad_(False)
         self.target_topology = self.sparse.topology.bind(self.target) if self.sparse else None
-        self.optimiser = torch.optim.RMSprop(self.online_parameters(), lr=q["lr"], alpha=q["optim_alpha"],
-                                             eps=q["optim_eps"])
+        self.optimiser = RMSprop(self.online_parameters(), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
 
     def networks(self) -> nn.ModuleDict:
         """The online networks by name (agent, mixer, and OW-QMIX's central ones)."""

@@ -29,6 +29,7 @@ from torch import nn
 from torch.func import functional_call, vmap
 
 from effmarl.algos.qmix.learner import Learner
+from effmarl.algos.qmix.optim import RMSprop
 from effmarl.nets.rnn_agent import GRUCell
 from effmarl.replay.episode import pad_time
 
@@ -76,8 +77,7 @@ class SeedStack:
         device = next(iter(self.params.values())).device
         self.vectorised = device.type == "cuda" if vectorised is None else vectorised
         self.cells = [m for m in base.modules() if isinstance(m, GRUCell)]
-        self.optimiser = torch.optim.RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"],
-                                             eps=q["optim_eps"])
+        self.optimiser = RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
         self.max_norm = q["grad_norm_clip"]
 
     def __len__(self) -> int:
