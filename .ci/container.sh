@@ -73,7 +73,7 @@ smoke() {
 }
 export -f in_image env_info smoke
 step "effmarl env-info and pip freeze inside the image" 300 env_info
-step "smoke workflow inside the image" 1800 smoke
+step "smoke workflow inside the image" 2400 smoke
 
 step "check the image against the lock and the outputs' provenance" 600 \
   env EFFMARL_CONTAINER_OUT="$OUT" python -m pytest -q -p no:cacheprovider tests/test_container.py

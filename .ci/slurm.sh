@@ -108,7 +108,7 @@ locally() {
     --cores 2 --quiet rules > "$OUT/local.log" 2>&1 || { tail -40 "$OUT/local.log"; return 1; }
 }
 export -f through_slurm locally
-step "smoke workflow through SLURM (executor plugin, cluster profile)" 1800 through_slurm
-step "smoke workflow locally, for comparison" 1800 locally
+step "smoke workflow through SLURM (executor plugin, cluster profile)" 2400 through_slurm
+step "smoke workflow locally, for comparison" 2400 locally
 step "compare the SLURM and local outputs" 600 \
   env EFFMARL_SLURM_OUT="$OUT" python -m pytest -q -p no:cacheprovider tests/test_slurm.py
