@@ -20,8 +20,10 @@ def test_sections_are_filled_only_for_the_value_based_learners():
 def test_defaults_and_errors():
     cfg = validate(dict(RUN), part="run")
     assert cfg["sparse"] == {"method": "dense", "sparsity": 0.9, "er": True, "delta_m": 200, "zeta0": 0.5,
-                             "anneal_end": 0.75}
-    assert cfg["mellowmax"] == {"enabled": None, "alpha": 1.0, "omega": 10.0}  # None: on for method mast
+                             "anneal_end": 0.75, "ticket": {"kind": "none", "source": None}, "allocation": "learned",
+                             "type_density": {}}
+    assert cfg["mellowmax"] == {"enabled": None, "alpha": 1.0, "omega": 10.0, "operator": "soft_mellowmax",
+                                "beta": 10.0}  # enabled None: on for method mast
     with pytest.raises(ConfigError, match="sparse.sparsity"):
         validate({**RUN, "sparse": {"sparsity": 1.0}}, part="run")
     with pytest.raises(ConfigError, match="mellowmax.omega"):
