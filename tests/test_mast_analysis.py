@@ -67,13 +67,20 @@ def test_one_seed_has_no_interval_and_says_so():
     assert metrics.seeds_text([1]) == "n = 1 seed" and metrics.seeds_text([2, 3]) == "n = 2-3 seeds"
 
 
-def test_final_win_rate_averages_the_last_k_evaluations_or_all_there_are():
-    wins = list(np.linspace(0, 1, 25))  # 25 evaluations: the last 20 are wins[5:]
+def test_final_win_rate_averages_the_last_k_evaluations_of_the_final_tenth_of_the_run():
+    wins = list(np.linspace(0, 1, 25))  # evaluations at x = 0, 100, ..., 2400
     frame = pd.DataFrame(run_rows("s", 0, wins) + run_rows("s", 1, [0.2, 0.4, 0.9]))
     final = metrics.final_win_rate(frame).set_index("cfg.seed")
-    assert final.loc[0, "win_rate"] == pytest.approx(np.mean(wins[5:])) and final.loc[0, "evals"] == 20
-    assert final.loc[1, "win_rate"] == pytest.approx(0.5) and final.loc[1, "evals"] == 3  # min(K, available)
-    assert metrics.final_win_rate(frame, k=2).set_index("cfg.seed").loc[1, "win_rate"] == pytest.approx(0.65)
+    # the final 10 %: x >= 2160, the last 3 evaluations; seed 1 (x = 0, 100, 200): x >= 180, the last one
+    assert final.loc[0, "win_rate"] == pytest.approx(np.mean(wins[22:])) and final.loc[0, "evals"] == 3
+    assert final.loc[1, "win_rate"] == pytest.approx(0.9) and final.loc[1, "evals"] == 1
+    whole = metrics.final_win_rate(frame, fraction=1.0).set_index("cfg.seed")  # no window: last min(K, available)
+    assert whole.loc[0, "win_rate"] == pytest.approx(np.mean(wins[5:])) and whole.loc[0, "evals"] == 20
+    assert whole.loc[1, "win_rate"] == pytest.approx(0.5) and whole.loc[1, "evals"] == 3
+    assert metrics.final_win_rate(frame, k=2, fraction=1.0).set_index("cfg.seed").loc[1, "win_rate"] == \
+        pytest.approx(0.65)
+    paper = pd.DataFrame(run_rows("p", 0, list(np.linspace(0, 1, 201))))  # 2 M steps, one evaluation per 10 000
+    assert metrics.final_win_rate(paper.assign(eval_step=paper["eval_step"] * 100))["evals"].item() == 20
 
 
 def test_curves_align_seeds_on_eval_step_not_raw_env_steps():

@@ -20,7 +20,8 @@ from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_t
 
 CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
            "QMIX on 3s5z, dense included. Bar = IQM over seeds of the per-run mean test win rate of the last "
-           "min(20, available) evaluations; error bar = 95 % percentile-bootstrap interval (none for 1 seed); "
+           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
+           "interval (none for 1 seed); "
            "n = seeds above each bar.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_fig1"}
@@ -42,7 +43,7 @@ def make(inputs: list[str], k: int = LAST_K):
                                                          "cfg.sparse.sparsity"]})
         ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}, sparsity {'/'.join(sparsity)} "
                      f"({seeds_text(rows['seeds'])})", fontsize=9)
-        ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+        ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
         ax.set_ylim(0, 1.1)
     fig.tight_layout()
     return fig, summary

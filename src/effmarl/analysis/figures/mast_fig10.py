@@ -27,7 +27,8 @@ COLORS = {"random": "tab:gray", "winning": "tab:green", "cheating": "tab:purple"
 CAPTION = ("Paper 2, Figure 10 on SMAX: static sparse training from a random ticket, a winning ticket (MAST's mask) "
            "and a cheating ticket (MAST's mask and weights), with MAST itself as reference (dashed). Left: test win "
            "rate, each seed Savitzky-Golay smoothed (window 21, order 2), mean over seeds with a 95 % bootstrap "
-           "band; right: IQM over seeds of the per-run mean of the last min(20, available) evaluations with its 95 % "
+           "band; right: IQM over seeds of the per-run mean of the last min(20, available) evaluations in the "
+           "final 10 % of training, with its 95 % "
            "interval (none for 1 seed); n = seeds.")
 
 INPUTS = {"tickets": "metrics.summary.parquet of mast_tickets",
@@ -62,7 +63,7 @@ def make(inputs: list[str], k: int = LAST_K):
     left.set_xlabel("environment steps")
     left.set_ylabel("test win rate")
     left.set_ylim(-0.02, 1.02)
-    right.set_ylabel(f"win rate (IQM, last {k} evals)")
+    right.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
     right.set_ylim(0, 1.1)
     fig.tight_layout()
     shown = pd.concat([f for f in (tickets, mast) if f is not None and len(f)], ignore_index=True)

@@ -17,7 +17,8 @@ CAPTION = ("Paper 2, Figure 12 on SMAX: left, active connections per agent (summ
            "by unit type in MAST's final masks - mean over the agents of a type per run, then IQM over seeds with a "
            "95 % percentile-bootstrap interval (none for 1 seed), n = seeds; right (when given), win rate of MAST's "
            "learned allocation vs manual budgets (equal per agent, by unit type): IQM over seeds of the per-run "
-           "mean test win rate of the last min(20, available) evaluations, 95 % interval.")
+           "mean test win rate of the last min(20, available) evaluations in the final 10 % of training, 95 % "
+           "interval.")
 
 INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
           "allocation": OPTIONAL + "metrics.summary.parquet of mast_alloc"}
@@ -63,7 +64,7 @@ def make(inputs: list[str], k: int = LAST_K):
         a = a.sort_values("order")
         bars(ax, a, list(a[ALLOCATION]))
         ax.set_ylim(0, 1.1)
-        ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+        ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
         ax.set_xlabel("budget allocation")
         ax.set_title(f"learned vs manual allocation ({seeds_text(a['seeds'])})", fontsize=9)
         shown.append(shown_runs(allocation))

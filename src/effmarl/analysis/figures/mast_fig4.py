@@ -12,7 +12,8 @@ from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_t
 N, SPARSITY = "cfg.rlx2.multi_step.n", "cfg.sparse.sparsity"
 CAPTION = ("Paper 2, Figure 4 on SMAX: win rate of RigL-QMIX with n-step targets against the multi-step length n, one "
            "line per sparsity (model size). Point = IQM over seeds of the per-run mean test win rate of the last "
-           "min(20, available) evaluations; error bar = 95 % percentile-bootstrap interval (none for 1 seed); legend "
+           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
+           "interval (none for 1 seed); legend "
            "gives n = seeds.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_nstep"}
@@ -32,7 +33,7 @@ def make(inputs: list[str], k: int = LAST_K):
                     color=cmap(i / max(1, len(levels) - 1)),
                     label=f"sparsity {s:g} ({seeds_text(rows['seeds'])})")
     ax.set_xlabel("multi-step length n")
-    ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+    ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
     ax.set_ylim(-0.02, 1.05)
     where = ", ".join(f"{algo_name(a)} on SMAX {map_name(m)}"
                       for a, m in summary[["cfg.algo", "cfg.env.map"]].drop_duplicates().values)

@@ -21,7 +21,8 @@ from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_t
 KEYS = ["cfg.algo", "cfg.env.map"]
 CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse-training method (MAST from the "
            "sparsity sweep), dense as a horizontal line (band = its interval). Point = IQM over seeds of the per-run "
-           "mean test win rate of the last min(20, available) evaluations; error bar = 95 % percentile-bootstrap "
+           "mean test win rate of the last min(20, available) evaluations in the final 10 % of training; error "
+           "bar = 95 % percentile-bootstrap "
            "interval (none for 1 seed); legend gives n = seeds.")
 
 INPUTS = {"fig8": "metrics.summary.parquet of mast_fig8",
@@ -59,7 +60,7 @@ def make(inputs: list[str], k: int = LAST_K):
                     ax.axhspan(d["iqm_lo"], d["iqm_hi"], color=method_color("dense"), alpha=0.15, linewidth=0)
         ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}", fontsize=9)
         ax.set_xlabel("sparsity")
-        ax.set_ylabel(f"win rate (IQM, last {k} evals)")
+        ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
         ax.set_ylim(-0.02, 1.05)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()

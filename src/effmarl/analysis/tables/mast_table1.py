@@ -15,7 +15,8 @@ from effmarl.analysis.metrics import LAST_K, flops_averages, table1_cells
 CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within SMAX). Per algorithm, map and method "
            "at the sparsity chosen for the cell (highest MAST sparsity within 3 % of dense): size and FLOPs as "
            "fractions of the dense per-agent model (the paper prints reductions; `train_flops_reduction` = 1/ratio); "
-           "win rate = per run the mean test win rate of the last min(20, available) evaluations, over seeds the IQM "
+           "win rate = per run the mean test win rate of the last min(20, available) evaluations in the final "
+           "10 % of training, over seeds the IQM "
            "with a 95 % percentile-bootstrap interval (no interval for 1 seed) and mean ± std; normalised = IQM / "
            "dense IQM (empty where dense wins 0 %); `seeds` = runs per cell. Rows with map 'average' average the "
            "ratios over the maps listed.")

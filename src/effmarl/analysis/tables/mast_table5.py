@@ -9,7 +9,8 @@ from effmarl.analysis.common import algo_name, map_name, method_name, named_inpu
 from effmarl.analysis.metrics import LAST_K, table1_cells
 
 CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
-           "of the last min(20, available) evaluations; mean ± std (ddof 1) over seeds, std empty for 1 seed; "
+           "of the last min(20, available) evaluations in the final 10 % of training; mean ± std (ddof 1) over "
+           "seeds, std empty for 1 seed; "
            "normalised = mean / dense mean, ± std / dense mean; `seeds` = runs per cell.")
 
 INPUTS = {"dense": "metrics.summary.parquet of mast_dense",

@@ -13,7 +13,8 @@ from effmarl.analysis.metrics import LAST_K, ablation
 KEY = "cfg.mast.td_lambda.burn_in_fraction"
 CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
            'TD(λ) as a fraction of the budget (paper: T0 = 0.75 M of 2 M steps). Per run the mean test win rate '
-           'of the last min(20, available) evaluations; over seeds the IQM with a 95 % percentile-bootstrap '
+           'of the last min(20, available) evaluations in the final 10 % of training; over seeds the IQM with a '
+           '95 % percentile-bootstrap '
            'interval (none for 1 seed), mean and std; `seeds` = runs per row.')
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_t0"}
