@@ -94,3 +94,24 @@ def test_yaml_merge_keys_override_and_own_duplicates_are_still_refused(tmp_path)
     bad.write_text("a: &base {x: 1}\nb: {<<: *base, y: 3, y: 4}\n")
     with pytest.raises(ConfigError, match="duplicate key 'y'"):
         load_yaml(bad)
+
+
+def test_run_config_command_writes_the_config_with_the_selected_sparsity(tmp_path):
+    import yaml
+    from conftest import run_cli
+
+    table = tmp_path / "selection.csv"
+    table.write_text("algo,map,sparsity,chosen\nqmix,3m,0.5,False\nqmix,3m,0.95,True\n")
+    cfg = {"study": "t", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
+           "sparse": {"method": "rigl", "sparsity": 0.9}}
+    out = tmp_path / "run" / "config.yaml"
+    proc = run_cli("effmarl", "run-config", "--selection", str(table), "--out", str(out), input=yaml.safe_dump(cfg))
+    assert proc.returncode == 0, proc.stderr
+    assert yaml.safe_load(out.read_text()) == {**cfg, "sparse": {"method": "rigl", "sparsity": 0.95}}
+    plain = tmp_path / "plain.yaml"
+    assert run_cli("effmarl", "run-config", "--out", str(plain), input=yaml.safe_dump(cfg)).returncode == 0
+    assert yaml.safe_load(plain.read_text()) == cfg
+    bad = run_cli("effmarl", "run-config", "--selection", str(table), "--out", str(tmp_path / "x.yaml"),
+                  input=yaml.safe_dump({**cfg, "algo": "ow_qmix"}))
+    assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "0 chosen sparsities" in bad.stderr
+    assert not (tmp_path / "x.yaml").exists()

@@ -65,6 +65,24 @@ def _cmd_validate(args) -> int:
     return 0
 
 
+def _cmd_run_config(args) -> int:
+    """The workflow's run_config step: one run's configuration (YAML on stdin, as the profile expanded it) written
+    to --out, with the sparsity the MAST selection chose for its (algo, map) when --selection is given. A shell job,
+    so Snakemake need not re-read the whole workflow in a new process for each of these small writes."""
+    import yaml
+
+    from effmarl import io
+    from effmarl.config import parse_yaml, selected_config
+
+    cfg = parse_yaml(sys.stdin.read(), "stdin")
+    if args.selection:
+        cfg = selected_config(cfg, args.selection)
+    io.write_text(args.out, yaml.safe_dump(cfg, sort_keys=True))
+    note = f"sparsity {cfg['sparse']['sparsity']} from {args.selection}; " if args.selection else ""
+    print(f"{note}configuration written to {args.out}")
+    return 0
+
+
 def _cmd_aggregate(args) -> int:
     from effmarl import io
     from effmarl.analysis.aggregate import aggregate
@@ -231,6 +249,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("configs", nargs="+")
     p.add_argument("--run", action="store_true", help="the files are run configurations, not profiles")
     p.set_defaults(func=_cmd_validate)
+
+    p = sub.add_parser("run-config", help="write one run's configuration (YAML on stdin) for the workflow, "
+                       "optionally with the sparsity a MAST selection table chose")
+    p.add_argument("--out", required=True, help="results/<study>/<run_id>/config.yaml")
+    p.add_argument("--selection", help="figures/mast/tables/selection.csv (sparsity_from: selection)")
+    p.set_defaults(func=_cmd_run_config)
 
     p = sub.add_parser("aggregate", help="concatenate one table of many runs into a tidy study table")
     p.add_argument("tables", nargs="+", help="results/<study>/<run_id>/<table>.parquet files")

@@ -3,7 +3,7 @@ import os
 import re
 import shlex
 
-from effmarl.config import process_groups, selected_config, selection_studies
+from effmarl.config import process_groups, selection_studies
 from effmarl.resources import for_run
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
@@ -62,17 +62,6 @@ def ticket_inputs(study, rid):
     if ticket.get("kind") not in ("winning", "cheating"):
         return []
     return [f"{ticket['source']}/masks.pt", f"{ticket['source']}/model.pt", f"{ticket['source']}/provenance.json"]
-
-
-def write_selected_config(cfg, selection_csv, out, log):
-    """run_config_selected: the run's configuration with the sparsity the selection chose for its (algo, map)."""
-    import yaml
-
-    from effmarl import io
-
-    cfg = selected_config(cfg, selection_csv)
-    io.write_text(out, yaml.safe_dump(cfg, sort_keys=True))
-    io.write_text(log, f"sparsity {cfg['sparse']['sparsity']} from {selection_csv}; configuration written to {out}\n")
 
 
 def run_inputs(study, rid):

@@ -1,8 +1,6 @@
 # Generic rules for every study: write each run's configuration, train it, aggregate its tables.
 import yaml
 
-from effmarl import io
-
 
 wildcard_constraints:
     study="[a-z][a-z0-9_]*",
@@ -17,18 +15,18 @@ localrules:
 
 
 rule run_config:
-    """The resolved configuration of one run; it changes (and so re-runs training) when the profile does."""
+    """The resolved configuration of one run; it changes (and so re-runs training) when the profile does. A shell
+    job: a `run:` block would make Snakemake re-read the whole workflow in a new process for each run."""
     output:
         f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
     params:
-        cfg=lambda wc: RUNS[wc.study][wc.run_id],
+        text=lambda wc: yaml.safe_dump(RUNS[wc.study][wc.run_id], sort_keys=True),
     log:
         f"{RESULTS}/{{study}}/{{run_id}}/config.log",
     wildcard_constraints:
         study=alternatives([s for s in RUNS if s not in SELECTED]),
-    run:
-        io.write_text(output[0], yaml.safe_dump(params.cfg, sort_keys=True))
-        io.write_text(log[0], f"resolved configuration written to {output[0]}\n")
+    shell:
+        "effmarl run-config --out {output} > {log} 2>&1 <<'EOF'\n{params.text}EOF"
 
 
 if SELECTED:
@@ -41,14 +39,14 @@ if SELECTED:
         output:
             f"{RESULTS}/{{study}}/{{run_id}}/config.yaml",
         params:
-            cfg=lambda wc: RUNS[wc.study][wc.run_id],
+            text=lambda wc: yaml.safe_dump(RUNS[wc.study][wc.run_id], sort_keys=True),
         log:
             f"{RESULTS}/{{study}}/{{run_id}}/config.log",
         wildcard_constraints:
             study=alternatives(SELECTED),
         localrule: True
-        run:
-            write_selected_config(params.cfg, input[0], output[0], log[0])
+        shell:
+            "effmarl run-config --selection {input} --out {output} > {log} 2>&1 <<'EOF'\n{params.text}EOF"
 
 
 # One train rule per set of files a run writes (train_outputs in common.smk), each matching only its runs, so
