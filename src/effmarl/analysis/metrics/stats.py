@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy import signal, stats
+from scipy import stats
 
 CONFIDENCE = 0.95
 N_RESAMPLES = 2000
@@ -69,6 +69,8 @@ def smooth(values, window: int, method: str = "moving") -> np.ndarray:
         window = max(3, window | 1)
         if values.shape[-1] < window:
             return values
+        from scipy import signal  # imported here: only curves need it, and it costs every table job ~0.4 s
+
         return signal.savgol_filter(values, window, polyorder=2, axis=-1, mode="interp")
     raise ValueError(f"smoothing method {method!r}: choose 'moving' or 'savgol'")
 
@@ -82,6 +84,8 @@ def savgol(values, window: int = 21, order: int = 2) -> np.ndarray:
     window -= 1 - window % 2  # odd
     if window <= order:
         return values.copy()
+    from scipy import signal
+
     return signal.savgol_filter(values, window, polyorder=order, axis=-1, mode="interp")
 
 
