@@ -99,7 +99,12 @@ step "start slurmctld and slurmd, wait for an idle node" 120 bring_up
 through_slurm() {
   snakemake --snakefile "$ROOT/Snakefile" --directory "$OUT/slurm" --configfile "$ROOT/configs/smoke.yaml" \
     --workflow-profile "$ROOT/workflow/profiles/slurm" --slurm-init-seconds-before-status-checks 5 \
-    --latency-wait 10 --quiet rules > "$OUT/slurm.log" 2>&1 || { tail -40 "$OUT/slurm.log"; return 1; }
+    --latency-wait 10 --quiet rules > "$OUT/slurm.log" 2>&1 || {
+      tail -40 "$OUT/slurm.log"
+      # a refused submission (e.g. more memory than the node has) is only in slurmctld's log
+      grep -h "_slurm_rpc_submit_batch_job" "$WORK/log/slurmctld.log" | tail -5
+      return 1
+    }
   squeue --states=all -h -o '%i %k %T' > "$OUT/slurm-jobs.txt"
   echo "SLURM jobs: $(wc -l < "$OUT/slurm-jobs.txt") ($(grep -c COMPLETED "$OUT/slurm-jobs.txt") completed)"
 }

@@ -193,6 +193,29 @@ def test_smoke_and_default_runs_fit_the_ci_node():
     assert all(resources.for_run(run)["runtime"] <= 60 for run in _runs("smoke.yaml"))
 
 
+def test_a_process_of_several_runs_needs_its_largest_lockstep_group_and_every_runs_runtime():
+    a, b = _paper1(n=3, episodes=100_000), _paper1(n=12, episodes=100_000)
+    ra, rb = resources.for_run(a), resources.for_run(b)
+    # a and its second seed train stacked (memory adds up), then b alone: max(2 x a, b); runtimes add up
+    need = resources.for_process([a, {**a, "seed": 1}, b])
+    assert need == {"mem_mb": max(2 * ra["mem_mb"], rb["mem_mb"]), "runtime": 2 * ra["runtime"] + rb["runtime"],
+                    "gpu": 0}
+    assert resources.for_process([a, b])["mem_mb"] == max(ra["mem_mb"], rb["mem_mb"])
+
+
+def test_every_job_of_the_smoke_and_default_profiles_fits_the_ci_node():
+    """A SLURM job asking for more memory than the node has is refused at submission (the smoke workflow's
+    15-run Table 1 batch once asked for 15 x 1 900 MB on a 24 GB node). CI's node: 2 cores, >= 8 GB."""
+    from effmarl.config import process_groups
+
+    for profile in ("smoke.yaml", "default.yaml"):
+        expanded = _expanded(profile)
+        groups = process_groups(yaml.safe_load((ROOT / "configs" / profile).read_text()), expanded)
+        for name, (study, ids) in groups.items():
+            need = resources.for_process([expanded[study][rid] for rid in ids])
+            assert need["mem_mb"] <= 8000 and need["gpu"] == 0, (profile, name, need)
+
+
 def test_paper_requests_grow_with_agents_and_fit_a_large_node():
     runs = [r for r in _runs("paper.yaml") if r["study"] == "paper1"]
     for storage in ("reference", "contiguous"):

@@ -292,6 +292,14 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
 LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
 
 
+def seed_groups(cfgs: list[dict]) -> list[list[int]]:
+    """Indices of `cfgs` grouped by their configuration without the seed, in order of first appearance."""
+    groups: dict[str, list[int]] = {}
+    for i, cfg in enumerate(cfgs):
+        groups.setdefault(json.dumps({**cfg, "seed": None}, sort_keys=True, default=str), []).append(i)
+    return list(groups.values())
+
+
 def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
     """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study with
     runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid order, whatever they vary;

@@ -27,6 +27,8 @@ import math
 import sys
 from collections import defaultdict
 
+from effmarl.config import seed_groups
+
 MIB = 2**20
 SAFETY = 1.5            # runtime requested = estimate x SAFETY (+ START_MIN); a late job is lost work
 START_MIN = 5           # process start, imports, JIT compilation, writing outputs
@@ -174,6 +176,15 @@ def runtime_min(cfg: dict) -> int:
 def for_run(cfg: dict) -> dict[str, int]:
     """The resources of one run's training job: mem_mb, runtime (minutes), gpu (count)."""
     return {"mem_mb": memory_mb(cfg), "runtime": runtime_min(cfg), "gpu": int(cfg.get("device") == "cuda")}
+
+
+def for_process(cfgs: list[dict]) -> dict[str, int]:
+    """The resources of one job that trains several runs in one process (`effmarl train` with several runs):
+    the seeds of one configuration train in lockstep, stacked, so their memory adds up; those lockstep groups
+    train one after another, so the job needs the largest group's memory, and every run's runtime."""
+    need = [for_run(cfg) for cfg in cfgs]
+    return {"mem_mb": max(sum(need[i]["mem_mb"] for i in group) for group in seed_groups(cfgs)),
+            "runtime": sum(n["runtime"] for n in need), "gpu": max(n["gpu"] for n in need)}
 
 
 # ---- a profile's table --------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
-from effmarl.config import ConfigError, cross_checks
+from effmarl.config import ConfigError, cross_checks, seed_groups
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
 
@@ -64,14 +64,6 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
         if done:
             rundir.finish()
     return rundirs
-
-
-def seed_groups(cfgs: list[dict]) -> list[list[int]]:
-    """Indices of `cfgs` grouped by their configuration without the seed, in order of first appearance."""
-    groups: dict[str, list[int]] = {}
-    for i, cfg in enumerate(cfgs):
-        groups.setdefault(json.dumps({**cfg, "seed": None}, sort_keys=True, default=str), []).append(i)
-    return list(groups.values())
 
 
 def finished_before(cfg: dict, out_dir: str) -> bool:

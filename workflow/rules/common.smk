@@ -4,7 +4,7 @@ import re
 import shlex
 
 from effmarl.config import process_groups, selection_studies
-from effmarl.resources import for_run
+from effmarl.resources import for_process, for_run
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
 STUDY_TARGETS = {}

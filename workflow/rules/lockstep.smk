@@ -23,9 +23,7 @@ for _name, (_study, _ids) in PROCESS_GROUPS.items():
             runs=" ".join(f"--config {RESULTS}/{_study}/{rid}/config.yaml --out {RESULTS}/{_study}/{rid}"
                           for rid in _ids),
         threads: 1
-        resources:  # the seeds' requests together: memory and runtime add up (seed by seed on a CPU)
-            mem_mb=sum(for_run(RUNS[_study][rid])["mem_mb"] for rid in _ids),
-            runtime=sum(for_run(RUNS[_study][rid])["runtime"] for rid in _ids),
-            gpu=max(for_run(RUNS[_study][rid])["gpu"] for rid in _ids),
+        resources:  # lockstep seeds add their memory, runs one after another their runtime (resources.for_process)
+            **for_process([RUNS[_study][rid] for rid in _ids]),
         shell:
             thread_env() + "effmarl train {params.runs} --set threads={threads} > {log} 2>&1"
