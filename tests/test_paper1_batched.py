@@ -130,9 +130,10 @@ def test_same_gradients_as_per_agent_learner(algo, n_agents, groups):
 @pytest.mark.parametrize("algo", ["maddpg", "masac"])
 def test_same_parameters_after_a_round(algo):
     """With the default clipping, Adam and the Polyak update: agent i's networks after one batched round equal
-    agent i's networks after its own per-agent update from the same start. (Tolerance 1e-5: Adam's first step
-    is lr·g/(|g| + 1e-8), which turns a 1e-4 relative float difference of a 1e-8-sized gradient into ~1e-6; a
-    wrong update moves a parameter by up to lr = 1e-2.)"""
+    agent i's networks after its own per-agent update from the same start. (Tolerance 1e-4: Adam's first step
+    is lr·g/(|g| + 1e-8), which turns the float difference of a near-zero gradient (the two learners sum in
+    different orders) into up to ~lr·1e-3; measured 1.5e-5 for MASAC on an AMD EPYC, CPU-dependent. A wrong
+    update moves a parameter by up to lr = 1e-2, 100x the tolerance.)"""
     spec = spec_of(6)
     cfg = config(algo)
     seq, bat = make_pair(algo, cfg, spec)
@@ -152,11 +153,11 @@ def test_same_parameters_after_a_round(algo):
                      "target_critic": clone.target_critics[i]}
         for name, module in nets.items():
             for key, value in module.state_dict().items():
-                torch.testing.assert_close(got[name][key], value, rtol=1e-5, atol=1e-5, msg=f"{name} {key}")
+                torch.testing.assert_close(got[name][key], value, rtol=1e-4, atol=1e-4, msg=f"{name} {key}")
         if algo == "masac":
             for k in range(2):
                 for key, value in clone.target_critics[i][k].state_dict().items():
-                    torch.testing.assert_close(got["target_critics"][k][key], value, rtol=1e-5, atol=1e-5)
+                    torch.testing.assert_close(got["target_critics"][k][key], value, rtol=1e-4, atol=1e-4)
 
 
 def test_stacked_gather_equals_per_agent_batches():
