@@ -62,8 +62,10 @@ def _run_smoke_workflow(work: Path) -> dict:
 
 
 def pytest_collection_modifyitems(config, items):
-    """Start the smoke workflow first: the tests of one file that needs it are collected first, so that (with
-    pytest-xdist's per-file distribution) one worker builds it while the others run everything else, and the
-    other files that need it come at their usual place, by when it is ready."""
+    """Start the smoke workflow first and read it last: the tests of one file that needs it are collected first,
+    so that (with pytest-xdist's per-file distribution) one worker builds it while the others run every file
+    that does not need it; the other files that need it come last, so no worker waits on it while work is left."""
+    needs = {item.path for item in items if "smoke_workflow" in getattr(item, "fixturenames", ())}
     first = [item for item in items if item.path.name == "test_mast_study.py"]
-    items[:] = first + [item for item in items if item.path.name != "test_mast_study.py"]
+    rest = [item for item in items if item.path.name != "test_mast_study.py"]
+    items[:] = first + [i for i in rest if i.path not in needs] + [i for i in rest if i.path in needs]

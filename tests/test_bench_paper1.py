@@ -13,13 +13,10 @@ from effmarl.cli import main
 
 
 @pytest.fixture(scope="module")
-def bench(tmp_path_factory):
-    out = tmp_path_factory.mktemp("bench") / "bench_paper1"
-    code = main(["bench", "paper1", "--size", "small", "--agents", "3", "--batch", "64", "--fill", "300",
-                 "--fill-loop", "128", "--rounds", "2", "--episodes", "4", "--stream-mib", "8",
-                 "--out", str(out), "--profile", "test"])
-    assert code == 0
-    return out
+def bench(smoke_workflow):
+    """The smoke workflow's `bench_paper1` step (configs/smoke.yaml `bench.paper1`: N = 3, batch 64, fill 300,
+    2 rounds, 4 episodes), the same command a user's workflow runs."""
+    return smoke_workflow["figures"] / "bench" / "bench_paper1"
 
 
 def test_sampling_table(bench):

@@ -274,3 +274,18 @@ def test_snakemake_profile_errors_are_one_line_per_problem_not_the_schema(tmp_pa
     assert len(lines) == len(expected), proc.stderr[-3000:]
     for line, want in zip(lines, expected, strict=True):
         assert want in line
+
+
+def test_commands_that_need_no_torch_do_not_import_it(tmp_path):
+    """Every figure, table, aggregation and run-config job of the workflow is its own process; torch's import
+    (~1 s) in each of them once cost the smoke workflow minutes. The parser and the provenance record stay
+    torch-free; a command that uses torch imports it itself."""
+    import sys
+
+    code = ("import sys; from effmarl.cli import build_parser; from effmarl import provenance; build_parser(); "
+            "rec = provenance.record(); print('torch' in sys.modules, rec['hardware']['gpus'])")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "None"]
+    code = "import torch; from effmarl import provenance; print(type(provenance.record()['hardware']['gpus']).__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "list"  # where torch is loaded, the GPUs it sees (empty on a CPU machine)

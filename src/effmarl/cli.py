@@ -168,6 +168,8 @@ def _cmd_index(args) -> int:
 
 
 def _cmd_env_info(args) -> int:
+    import torch  # noqa: F401  (provenance.hardware() reports GPUs and CUDA through torch once it is imported)
+
     from effmarl.profiling.tools import probe_all
     from effmarl.provenance import environment
 

@@ -68,11 +68,20 @@ def _memory_gib() -> float | None:
 
 
 def hardware() -> dict:
-    import torch
-
+    """The machine. GPUs and torch's threads come from torch where this process imported it (training,
+    benchmarks, env-info); a process that never did (figures, tables, aggregation: ~0.7 s of import each)
+    records them as null, not probed."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return {**_machine(), "gpus": None, "cuda": None, "torch_threads": None}
     gpus = []
     if torch.cuda.is_available():
         gpus = [torch.cuda.get_device_name(i) for i in range(torch.cuda.device_count())]
+    return {**_machine(), "gpus": gpus, "cuda": torch.version.cuda if gpus else None,
+            "torch_threads": torch.get_num_threads()}
+
+
+def _machine() -> dict:
     return {
         "machine": platform.machine(),
         "system": f"{platform.system()} {platform.release()}",
@@ -80,9 +89,6 @@ def hardware() -> dict:
         "logical_cores": os.cpu_count(),
         "usable_cores": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
         "memory_gib": _memory_gib(),
-        "gpus": gpus,
-        "cuda": torch.version.cuda if gpus else None,
-        "torch_threads": torch.get_num_threads(),
     }
 
 

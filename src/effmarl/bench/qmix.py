@@ -29,9 +29,10 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-import torch
+if TYPE_CHECKING:
+    import pandas as pd
 
 CAPTION = ("Paper-2 engine benchmark (effmarl bench qmix): acting throughput of the Python and the jitted SMAX "
            "runner, training throughput of 1 and S seeds in lockstep (dense and MAST), and MAST's mask work against "
@@ -57,6 +58,8 @@ def _cfg(args, method: str, updates_per_round: int, runner: str, seed: int = 0, 
 
 def _seeds(cfg: dict, n_seeds: int, root: Path):
     """The training loop's own objects for n_seeds seeds of cfg: (seeds, stack, runner, timer)."""
+    import torch
+
     from effmarl.algos.qmix.lockstep import SeedStack
     from effmarl.algos.qmix.run import SeedRun, resolve_device
     from effmarl.algos.qmix.runner import make_runner
@@ -207,7 +210,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="collection rounds per timed block (default 5)")
     parser.add_argument("--repeats", type=int, default=3, help="timed blocks per measurement (default 3)")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or auto (default cpu)")
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch threads")
+    parser.add_argument("--threads", type=int, help="torch threads (default: torch's)")
     parser.add_argument("--only", choices=["acting", "training", "mask_work", "update"], action="append",
                         help="measure only these parts (repeatable; default all)")
     parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table")
@@ -215,9 +218,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args) -> pd.DataFrame:
+    import pandas as pd
+    import torch
+
     from effmarl import io, provenance
 
-    torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
     parts = args.only or ["acting", "training", "mask_work"]
     with tempfile.TemporaryDirectory(prefix="effmarl-bench-qmix-") as tmp:
         rows = [row for part in parts for row in {"acting": acting, "training": training,
