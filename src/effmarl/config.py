@@ -286,6 +286,15 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
+    bench_run = workflow_cfg.get("bench", {}).get("sparse", {}).get("run")
+    if bench_run is not None:
+        study, _, rid = bench_run.partition("/")
+        cfg = runs.get(study, {}).get(rid)
+        if cfg is None or cfg.get("sparse", {}).get("method", "dense") in ("dense", "tiny") or \
+                cfg.get("qmix", {}).get("shared_params", True):
+            raise ConfigError([f"field 'bench.sparse.run': {bench_run!r} is not a sparse run with per-agent networks "
+                               "of this profile (<study>/<run id>, sparse.method other than dense or tiny, "
+                               "qmix.shared_params: false)"], "profile")
     return runs
 
 

@@ -51,3 +51,37 @@ rule bench_qmix:
 
 if "qmix" in config.get("bench", {}):
     STUDY_TARGETS.setdefault("bench", []).append(f"{BENCH}/bench_qmix.md")
+
+
+# The sparse-inference measurement: a trained sparse run's per-agent networks (bench.sparse.run, "<study>/<run
+# id>" of this profile) or, without it, a fresh network of the given size.
+_SPARSE = config.get("bench", {}).get("sparse", {})
+_SPARSE_RUN = [f"{RESULTS}/{_SPARSE['run']}/{name}" for name in ("model.pt", "masks.pt")] if "run" in _SPARSE else []
+
+
+rule bench_sparse:
+    """Sparse agent-network inference in wall-clock time (dense, masked dense, mask multiply, CSR, compacted) with
+    the theoretical FLOPs ratio beside it."""
+    input:
+        _SPARSE_RUN,
+    output:
+        md=f"{BENCH}/bench_sparse.md",
+        csv=f"{BENCH}/bench_sparse.csv",
+        provenance=f"{BENCH}/bench_sparse.provenance.json",
+    params:
+        args=cli_options({k: v for k, v in _SPARSE.items() if k != "run"}),
+        run=f"--run {RESULTS}/{_SPARSE['run']}" if "run" in _SPARSE else "",
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+    log:
+        f"{BENCH}/logs/bench_sparse.log",
+    benchmark:
+        f"{BENCH}/logs/bench_sparse.benchmark.tsv"
+    threads: 1
+    shell:
+        thread_env() + "effmarl bench sparse {params.run} {params.args} --threads {threads} "
+        "--profile {params.profile} --out {params.stem} > {log} 2>&1"
+
+
+if _SPARSE:
+    STUDY_TARGETS.setdefault("bench", []).append(f"{BENCH}/bench_sparse.md")

@@ -6,4 +6,5 @@ Each section is a module with `add_arguments(parser)` and `run(args)`; `SECTIONS
 SECTIONS = {
     "paper1": "effmarl.bench.paper1",
     "qmix": "effmarl.bench.qmix",
+    "sparse": "effmarl.bench.sparse",
 }
