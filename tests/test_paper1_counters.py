@@ -57,3 +57,39 @@ def test_neighbor_sampling_has_fewer_simulated_misses(tmp_path):
     assert set(table.source) == {"cachegrind", "perf", "ncu"}
     assert table.loc[~table.available, "reason"].notna().all()
     assert (tmp_path / "counters.json").exists()
+
+
+def test_driver_processes_run_side_by_side_once_each_and_give_the_same_records(monkeypatch):
+    """--jobs J runs cachegrind's driver processes J at a time: each spec's R-round run and one 0-round run per
+    (N, storage) (shared by both samplers), each once, and the records equal those of J = 1."""
+    import threading
+
+    from effmarl.profiling import counters, tools
+
+    calls, lock = [], threading.Lock()
+
+    def fake_run(spec, rounds):
+        with lock:
+            calls.append((spec["storage"], spec["sampler"] if rounds else None, rounds))
+        seed = len(spec["obs_dims"]) * 1000 + (spec["storage"] == "reference") * 100 + \
+            (spec["sampler"] == "neighbor" and rounds > 0) * 10 + rounds
+        return {e: seed + i for i, e in enumerate(("Ir", "Dr", "Dw", "D1m", "DLm", "D1mr", "DLmr"))}
+
+    monkeypatch.setattr(counters, "run_cachegrind", fake_run)
+    monkeypatch.setattr(tools, "probe_all", lambda: {"cachegrind": {"available": True}})
+    dims = ([14, 14, 12], [5, 5, 5])
+    specs = [{"storage": st, "sampler": sa, "k": 16, "batch": 8, "fill": 50, "capacity": 50, "rounds": 2,
+              "gather": "numpy", "seed": 0, "obs_dims": dims[0], "n_actions": dims[1], "caches": {}}
+             for st in ("reference", "contiguous") for sa in ("uniform", "neighbor")]
+    records = {}
+    for jobs in (1, 2):
+        monkeypatch.setattr(counters, "_DRIVER_RESULTS", {})
+        calls.clear()
+        records[jobs] = counters.measure(specs, ["cachegrind"], jobs=jobs)
+        assert sorted(calls, key=str) == sorted([(st, None, 0) for st in ("reference", "contiguous")] +
+                                                [(st, sa, 2) for st in ("reference", "contiguous")
+                                                 for sa in ("uniform", "neighbor")], key=str)
+    assert records[1] == records[2] and len(records[1]) == 4 * 7
+    # the difference is (R rounds - 0 rounds): neighbor's R-round fake count exceeds uniform's by 10
+    by = {(r["storage"], r["sampler"], r["metric"]): r["value"] for r in records[2]}
+    assert by[("reference", "neighbor", "Ir")] - by[("reference", "uniform", "Ir")] == 10

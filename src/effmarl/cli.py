@@ -199,10 +199,13 @@ def _cmd_env_info(args) -> int:
 def _cmd_counters(args) -> int:
     from effmarl.profiling import counters
 
+    if args.jobs < 1:
+        raise ConfigError([f"--jobs must be at least 1, got {args.jobs}"], "effmarl counters")
+
     specs = counters.specs_for(args.agents, args.storage, args.sampler, batch=args.batch, k=args.k, fill=args.fill,
                                rounds=args.rounds, gather=args.gather, seed=args.seed,
                                caches=dict(c.split("=", 1) for c in args.cache or []))
-    rows = counters.measure(specs, args.sources)
+    rows = counters.measure(specs, args.sources, jobs=args.jobs)
     for path in counters.write(rows, args.out, {k: v for k, v in vars(args).items() if k != "func"}):
         print(path)
     print("\n".join(counters.summary_lines(rows)))
@@ -287,6 +290,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="numpy: the storages' gather without the torch conversion (no torch import under valgrind)")
     p.add_argument("--sources", nargs="+", default=["perf", "cachegrind", "torch_profiler", "ncu"])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=1, help="cachegrind driver processes run side by side (default 1)")
     p.add_argument("--cache", action="extend", nargs="+", metavar="LEVEL=size,assoc,line",
                    help="override a simulated cache, e.g. LL=262144,8,64 (default I1/D1 32 KiB, LL 8 MiB)")
     p.add_argument("--out", required=True, help="output path without extension (.parquet and .json)")
