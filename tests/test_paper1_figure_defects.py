@@ -194,3 +194,26 @@ def test_reward_claim_with_one_pair_gives_no_verdict():
     row = paper1_claims.reward_row(_rewards(seeds_paired=1, neighbor_only=0))
     assert "1 pairs" in row["ours"] and "too few pairs for an interval" in row["ours"]
     assert "significantly" not in row["ours"]
+
+
+def test_end_to_end_claim_compares_neighbor_with_uniform_runs_of_the_same_study_and_configuration():
+    """Found in the default run of 2026-12-01: the paper1_scale study's short uniform-only runs (60 episodes) were
+    averaged with paper1's 600-episode ones, so uniform's mean total fell and neighbor read +29 % where every
+    pair was faster. Only neighbor/uniform pairs of one study and configuration enter the comparison."""
+    rows = []
+    for seed in (0, 1):
+        for sampler, sampling_s in (("uniform", 10.0), ("neighbor", 6.0)):  # every pair: 24 s -> 16 s total
+            run = {"cfg.study": "paper1", "run_id": f"{sampler}-{seed}", "cfg.profile": "t", "git_commit": "abc",
+                   "cfg.algo": "maddpg", "cfg.env.n_agents": 12, "cfg.replay.storage": "reference",
+                   "cfg.replay.sampler": sampler, "cfg.replay.neighbor_k": 16, "cfg.seed": seed,
+                   "cfg.budget.episodes": 600}
+            rows += _phase_rows(run, sampling_s)
+    short = {"cfg.study": "paper1_scale", "run_id": "n-12", "cfg.profile": "t", "git_commit": "abc",
+             "cfg.algo": "maddpg", "cfg.env.n_agents": 12, "cfg.replay.storage": "reference",
+             "cfg.replay.sampler": "uniform", "cfg.replay.neighbor_k": 16, "cfg.seed": 0, "cfg.budget.episodes": 60}
+    rows += [{**r, "seconds": r["seconds"] / 20} for r in _phase_rows(short, 10.0)]  # a tenth of the budget
+    row = paper1_claims.training_rows(pd.DataFrame(rows), None)[0]
+    # leaf phases: sampling + target_q + q_loss + p_loss + env_step + action_selection + buffer_add
+    uniform, neighbor = 10.0 + 3.0 + 3.5, 6.0 + 3.0 + 3.5
+    assert row["ours"].startswith(f"{100 * (neighbor / uniform - 1):+.2f} %"), row["ours"]
+    assert row["source"].startswith("paper1: 4 runs in 2 pairs"), row["source"]

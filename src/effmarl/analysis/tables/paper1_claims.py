@@ -98,13 +98,21 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> 
     claim = "end-to-end training time, neighbor vs uniform, N=12"
     sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
                                              & (totals["cfg.replay.storage"] == "reference")]
-    if sel is None or set(sel["cfg.replay.sampler"]) < {"uniform", "neighbor"}:
+    # neighbor vs uniform runs of one study and configuration (algorithm, seed, budget ...): a run without its
+    # counterpart (e.g. paper1_scale's short uniform-only runs) would shift one side's mean
+    pairs = pd.DataFrame() if sel is None or sel.empty else paired(
+        sel, ["cfg.study", *[k for k in grid_keys(sel) if k not in DRAW_KEYS | {"cfg.study"}]],
+        "cfg.replay.sampler", "total", "uniform", "neighbor")
+    if pairs.empty:
         rows.append(_row(claim, "-10.2 %", NOT_MEASURED, "", ""))
     else:
-        m = sel.groupby("cfg.replay.sampler")["total"].mean()
-        change = float(change_pct(m["neighbor"], m["uniform"]))
-        rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over runs)",
-                         f"{', '.join(sorted(set(sel['cfg.study'])))}: {len(sel)} runs", "", -10.2, change))
+        change = float(change_pct(pairs["neighbor"].mean(), pairs["uniform"].mean()))
+        per_pair = 100.0 * (pairs["neighbor"] / pairs["uniform"] - 1.0)
+        interval = ("" if len(pairs) < 2 else
+                    "; per-pair change 95 % CI [{:+.1f}, {:+.1f}] %".format(*bootstrap_ci(per_pair.to_numpy())))
+        studies = ", ".join(sorted(set(pairs["cfg.study"])))
+        rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over {len(pairs)} pairs{interval})",
+                         f"{studies}: {2 * len(pairs)} runs in {len(pairs)} pairs", "", -10.2, change))
     rows.append(reward_row(metrics))
     for n, paper in ((3, 35.0), (48, 85.0)):
         claim = f"update-all-trainers share of training time, N={n}"
