@@ -212,6 +212,14 @@ def _cmd_counters(args) -> int:
     return 0
 
 
+def _cmd_costs(args) -> int:
+    from effmarl.analysis.costs import write
+
+    for path in write(args.results, args.figures, args.out, args.wall_s, args.note):
+        print(path)
+    return 0
+
+
 def _cmd_sampling_bench(args) -> int:
     from effmarl.profiling.sampling_bench import run
 
@@ -309,6 +317,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_env_info)
+
+    p = sub.add_parser("costs", help="what a finished workflow run cost, from its jobs' Snakemake benchmark files")
+    p.add_argument("--results", required=True, help="the run's results_dir")
+    p.add_argument("--figures", required=True, help="the run's figures_dir")
+    p.add_argument("--wall-s", type=float, help="the whole run's wall seconds, measured around snakemake")
+    p.add_argument("--note", default="", help="a sentence on how the run was made (profile, date)")
+    p.add_argument("--out", required=True, help="output stem: writes <out>.md, .csv, .provenance.json")
+    p.set_defaults(func=_cmd_costs)
     return parser
 
 
