@@ -171,6 +171,20 @@ def test_every_profile_dry_runs(profile, tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+def test_each_papers_half_of_the_default_profile_runs_only_its_own_jobs(tmp_path):
+    """`snakemake paper1_part` / `paper2_part`: one paper's studies, figures, tables and bench sections."""
+    rules = {}
+    for part in ("paper1_part", "paper2_part"):
+        proc = run_cli("snakemake", part, "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                       "--configfile", str(ROOT / "configs" / "default.yaml"), "--quiet", "rules")
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        rules[part] = set(re.findall(r"^([a-z_0-9]+) +[0-9]+$", proc.stdout + proc.stderr, re.M)) - {"total", part}
+    assert {"train_offpolicy", "paper1_counters", "bench_paper1", "table_paper1_claims"} <= rules["paper1_part"]
+    assert not {r for r in rules["paper1_part"] if "mast" in r or "qmix" in r or r == "bench_sparse"}
+    assert {"train_qmix_sparse", "table_mast_table1", "table_mast_claims", "bench_sparse"} <= rules["paper2_part"]
+    assert not {r for r in rules["paper2_part"] if "paper1" in r or r in ("train_offpolicy", "train_random")}
+
+
 def test_slurm_workflow_profile_dry_runs(tmp_path):
     proc = run_cli("snakemake", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
                    "--workflow-profile", str(ROOT / "workflow/profiles/slurm"),
