@@ -1,6 +1,5 @@
 # effmarl workflow: configs/*.yaml -> runs -> tidy study tables -> figures and tables.
 # `snakemake --cores all` runs configs/default.yaml; choose another profile with --configfile.
-import os
 import sys
 
 from snakemake.utils import min_version
@@ -51,25 +50,16 @@ rule all:
     default_target: True
 
 
-def _part(paper):
-    """A paper's registered outputs: figure groups skeleton and paper1* (paper 1) or mast* (paper 2), and its
-    `effmarl bench` sections."""
-    mine = (lambda g: g == "skeleton" or g.startswith("paper1")) if paper == 1 else (lambda g: g.startswith("mast"))
-    bench = ("bench_paper1",) if paper == 1 else ("bench_qmix", "bench_sparse")
-    return [path for group, paths in STUDY_TARGETS.items() for path in paths
-            if mine(group) or (group == "bench" and os.path.basename(path).split(".")[0] in bench)]
-
-
 rule paper1_part:
     """One paper's half of a profile (no figure index): `snakemake --cores all paper1_part`."""
     input:
-        _part(1),
+        paper_targets(1),
 
 
 rule paper2_part:
     """One paper's half of a profile (no figure index): `snakemake --cores all paper2_part`."""
     input:
-        _part(2),
+        paper_targets(2),
 
 
 rule figure_index:

@@ -141,6 +141,15 @@ def report_targets():
     return [f"{FIGURES}/{g}/{s}.png" for g, s in FIGURE_SPECS] + [f"{FIGURES}/{g}/tables/{s}.csv" for g, s in TABLE_SPECS]
 
 
+def paper_targets(paper):
+    """A paper's registered outputs: figure groups skeleton and paper1* (paper 1) or mast* (paper 2), and its
+    `effmarl bench` sections."""
+    mine = (lambda g: g == "skeleton" or g.startswith("paper1")) if paper == 1 else (lambda g: g.startswith("mast"))
+    bench = ("bench_paper1",) if paper == 1 else ("bench_qmix", "bench_sparse")
+    return [path for group, paths in STUDY_TARGETS.items() for path in paths
+            if mine(group) or (group == "bench" and os.path.basename(path).split(".")[0] in bench)]
+
+
 def study_targets():
     return [path for paths in STUDY_TARGETS.values() for path in paths]
 
