@@ -322,10 +322,9 @@ def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict
             chunks = [members[start: start + k] for start in range(0, len(members), k)]
             kind = "batch"
         else:
-            k, kind, by_config = spec.get("seeds_per_process", 1), "lockstep", {}
-            for rid in members:
-                by_config.setdefault(config_hash({**runs[study][rid], "seed": None}), []).append(rid)
-            chunks = [ids[start: start + k] for ids in by_config.values() for start in range(0, len(ids), k)]
+            k, kind = spec.get("seeds_per_process", 1), "lockstep"
+            by_config = [[members[i] for i in group] for group in seed_groups([runs[study][r] for r in members])]
+            chunks = [ids[start: start + k] for ids in by_config for start in range(0, len(ids), k)]
         for chunk in chunks:
             if len(chunk) > 1:
                 groups[f"{kind}_{study}_{len(groups)}"] = (study, chunk)

@@ -253,12 +253,12 @@ def measure(specs: list[dict], sources: list[str], jobs: int = 1) -> list[dict]:
         if source == "ncu" and probe["available"]:
             probe = {"available": False, "reason": "ncu metrics are not collected for the sampling phase, which "
                      "runs on the CPU in these storages"}
+        if probe["available"] and source == "cachegrind" and jobs > 1:
+            _prefetch(source, run_cachegrind, specs, jobs)
         for spec in specs:
             if not probe["available"]:
                 rows.append(_record(source, spec, "all", None, None, available=False, reason=probe["reason"]))
             elif source == "cachegrind":
-                if jobs > 1:
-                    _prefetch(source, run_cachegrind, specs, jobs)
                 rows += _difference_records(source, spec, run_cachegrind, ["Ir", "Dr", "Dw", "D1m", "DLm",
                                                                             "D1mr", "DLmr"])
             elif source == "perf":
