@@ -17,8 +17,8 @@ from test_qmix_lockstep import random_batch, short_cfg
 
 from effmarl.algos.qmix import Learner, SeedStack
 from effmarl.config import validate
-from effmarl.nets.gru_sequence import gru_sequence
-from effmarl.nets.rnn_agent import RNNAgent, linear_factory, reference_unroll
+from effmarl.nets.gru_sequence import gru_packed, gru_sequence
+from effmarl.nets.rnn_agent import RNNAgent, linear_factory, padded_unroll, reference_unroll
 
 N, OBS, A, STATE = 3, 6, 5, 7
 
@@ -173,3 +173,49 @@ def test_rmsprop_equals_torch_bitwise_with_subnormal_square_averages():
     fresh = RMSprop(theirs, lr=5e-4, alpha=0.99, eps=1e-5)
     fresh.load_state_dict(opt_theirs.state_dict())  # checkpoints of either load into the other
     assert torch.equal(fresh.state[theirs[0]]["square_avg"], squares[0])
+
+
+def test_packed_recurrence_gradients_match_autograd_in_double_precision():
+    """Rows that end at different steps (counts 4, 4, 3, 1, 1): gradcheck of gru_packed, h0 included."""
+    counts = [4, 4, 3, 1, 1]
+    g = torch.Generator().manual_seed(0)
+    args = [torch.randn(*shape, generator=g, dtype=torch.float64).requires_grad_()
+            for shape in ((2, sum(counts), 9), (2, 4, 3), (2, 9, 3), (2, 9))]
+    assert torch.autograd.gradcheck(lambda *a: gru_packed(*a, counts), args)
+
+
+def test_packed_recurrence_equals_the_padded_one_on_alive_rows():
+    """Step t of the packed recurrence gives the padded recurrence's hidden states of the rows alive at t."""
+    torch.manual_seed(2)
+    lengths = [2, 5, 1, 5, 3]                       # rows in any order; the packed layout sorts them
+    order = sorted(range(5), key=lambda b: -lengths[b])
+    counts = [sum(1 for b in lengths if b > t) for t in range(5)]
+    gi, h0, w, b = torch.randn(2, 5, 5, 12), torch.randn(2, 5, 4), torch.randn(2, 12, 4), torch.randn(2, 12)
+    padded = gru_sequence(gi, h0, w, b)             # [g, T, M, h]
+    rows = [(t, order[i]) for t, alive in enumerate(counts) for i in range(alive)]
+    packed = gru_packed(torch.stack([gi[:, t, m] for t, m in rows], 1), h0[:, order], w, b, counts)
+    torch.testing.assert_close(packed, torch.stack([padded[:, t, m] for t, m in rows], 1), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="non-increasing"):
+        gru_packed(gi[:, 0], h0, w, b, [1, 2])
+
+
+def test_packed_unroll_skips_padding_and_equals_the_padded_unroll():
+    """Given lengths, the per-agent unroll computes only the steps inside each sequence: there its Q-values and the
+    gradients of a loss on them equal the padded unroll's; past a sequence's end its Q-values are zeros."""
+    torch.manual_seed(3)
+    agent = RNNAgent(11, 5, 16, linear_factory(N, shared_params=False))
+    lengths = torch.tensor([9, 4, 1, 6])
+    x, weights = torch.randn(4, 9, N, 11), torch.randn(4, 9, N, 5)
+    alive = (torch.arange(9) < lengths[:, None])[..., None, None].float()  # [B, T, 1, 1]
+    results = []
+    for packed in (True, False):
+        agent.zero_grad()
+        with torch.enable_grad() if packed else padded_unroll():
+            q = agent.unroll(x, lengths=lengths)
+        (q * weights * alive).sum().backward()
+        results.append((q.detach(), {n: p.grad.clone() for n, p in agent.named_parameters()}))
+    (q_packed, grads_packed), (q_padded, grads_padded) = results
+    torch.testing.assert_close(q_packed * alive, q_padded * alive, rtol=1e-5, atol=1e-6)
+    assert torch.equal(q_packed * (1 - alive), torch.zeros_like(q_packed))
+    for name, grad in grads_padded.items():
+        torch.testing.assert_close(grads_packed[name], grad, rtol=1e-5, atol=1e-6, msg=name)

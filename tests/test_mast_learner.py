@@ -106,7 +106,8 @@ def test_soft_mellowmax_target_ignores_unavailable_actions(algo, monkeypatch):
     q_online = learner.unroll(learner.agent, inputs).detach()
     y = learner.td_targets(batch, inputs, q_online)
     original, outputs = Learner.unroll, {}
-    monkeypatch.setattr(Learner, "unroll", staticmethod(lambda agent, x: outputs.get(id(agent), original(agent, x))))
+    monkeypatch.setattr(Learner, "unroll", staticmethod(
+        lambda agent, x, filled=None: outputs.get(id(agent), original(agent, x, filled))))
     for name in [n for n in learner.target if n.endswith("agent")]:
         agent = learner.target[name]
         outputs[id(agent)] = original(agent, inputs).masked_fill(~batch["avail"], 1e6)

@@ -72,8 +72,8 @@ def test_unavailable_actions_never_maximised_over(algo, monkeypatch):
     outputs = {}
     original = Learner.unroll
 
-    def fake_unroll(agent, x):
-        return outputs.get(id(agent), original(agent, x))
+    def fake_unroll(agent, x, filled=None):
+        return outputs.get(id(agent), original(agent, x, filled))
 
     monkeypatch.setattr(Learner, "unroll", staticmethod(fake_unroll))
     q_online = original(learner.agent, inputs)

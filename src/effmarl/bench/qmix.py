@@ -13,11 +13,13 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               evolution every `--delta-m` updates) of a dense update's time
   update      seconds per learner update (sampling, loss, backward, clipping, RMSprop, masks), 1 seed, dense and
               MAST at `--sparsity`, `--envs` updates per round (one per collected episode, the default profile's
-              ratio): the reference unroll (nets.rnn_agent.reference_unroll, the learner before its optimisation)
-              and the optimised one on the same learner and buffer, timed in alternating blocks of `--rounds`
-              rounds (the fastest of `--repeats` blocks each: on a shared machine the least disturbed one);
-              `speedup` = reference ÷ optimised; forward_s / backward_step_s: the loop's learner_forward and
-              learner_backward (backward, masks, clipping, RMSprop) phases per update in that block
+              ratio), three unrolls on the same learner and buffer: `reference` (nets.rnn_agent.reference_unroll,
+              the learner before its optimisation), `agent_major` (agent-major products and the hand-written
+              recurrence backward over every padded step, nets.rnn_agent.padded_unroll) and `packed` (the
+              default: steps past an episode's end skipped); timed in alternating blocks of `--rounds` rounds (the
+              fastest of `--repeats` blocks each: on a shared machine the least disturbed one); `speedup` =
+              reference ÷ path; forward_s / backward_step_s: the loop's learner_forward and learner_backward
+              (backward, masks, clipping, RMSprop) phases per update in that block
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
 """
@@ -161,11 +163,14 @@ def mask_work(args, root: Path) -> list[dict]:
 
 
 def update(args, root: Path) -> list[dict]:
-    """Seconds per update of the reference and the optimised learner path, side by side (alternating blocks)."""
+    """Seconds per update of the reference, the padded agent-major and the packed learner path, side by side
+    (alternating blocks)."""
     from contextlib import nullcontext
 
     from effmarl.algos.qmix.run import collect_round, update_round
-    from effmarl.nets.rnn_agent import reference_unroll
+    from effmarl.nets.rnn_agent import padded_unroll, reference_unroll
+
+    contexts = {"reference": reference_unroll, "agent_major": padded_unroll, "packed": nullcontext}
 
     rows = []
     for method in ("dense", "mast"):
@@ -175,12 +180,12 @@ def update(args, root: Path) -> list[dict]:
             collect_round(seeds, run, [0])
         for _ in range(args.rounds):  # a buffer of several rounds, as a run samples from
             collect_round(seeds, run, [0])
-        times = {"reference": [], "optimised": []}  # per block: (total, {phase: seconds}) per update
+        alive = alive_share(seeds[0].buffer, cfg["qmix"]["batch_size"])
+        times = {path: [] for path in contexts}  # per block: (total, {phase: seconds}) per update
         updates = args.rounds * args.envs
         for repeat in range(args.repeats + 1):  # the first pass is a warm-up
             for path in times:
-                context = reference_unroll() if path == "reference" else nullcontext()
-                with context:
+                with contexts[path]():
                     mark, start = timer.mark(), time.perf_counter()
                     for _ in range(args.rounds):
                         update_round(seeds, stack, timer, [0])
@@ -194,8 +199,21 @@ def update(args, root: Path) -> list[dict]:
                          "seconds_per_round": t * args.envs, "path": path, "seconds_per_update": t,
                          "forward_s": phases.get("learner_forward", float("nan")),
                          "backward_step_s": phases.get("learner_backward", float("nan")),
-                         "speedup": best["reference"][0] / t})
+                         "speedup": best["reference"][0] / t, "alive_share": alive})
     return rows
+
+
+def alive_share(buffer, batch_size: int, batches: int = 64) -> float:
+    """The share of a sampled batch's agent-network rows (episodes × states, cut to the longest episode) that lie
+    inside an episode: the work the packed unroll does of the padded one's."""
+    import torch
+
+    generator, alive, total = torch.Generator().manual_seed(0), 0, 0
+    for _ in range(batches):
+        filled = buffer.sample(batch_size, generator)["filled"]
+        alive += int(filled.sum()) + filled.shape[0]
+        total += filled.shape[0] * (filled.shape[1] + 1)
+    return alive / total
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

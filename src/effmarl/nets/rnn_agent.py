@@ -19,7 +19,7 @@ from contextlib import contextmanager
 import torch
 from torch import nn
 
-from effmarl.nets.gru_sequence import gru_sequence
+from effmarl.nets.gru_sequence import gru_packed, gru_sequence
 
 LinearFactory = Callable[[int, int], nn.Module]
 
@@ -88,6 +88,7 @@ class RNNAgent(nn.Module):
     """Q-values [..., n_agents, n_actions] and the next hidden state from inputs [..., n_agents, input_dim]."""
 
     reference = False  # True (reference_unroll()): `unroll` runs `unroll_reference`, the pre-optimisation form
+    packed = True      # False (padded_unroll()): per-agent unrolls given lengths still run every padded step
 
     def __init__(self, input_dim: int, n_actions: int, hidden_dim: int = 64, linear: LinearFactory = nn.Linear):
         super().__init__()
@@ -105,15 +106,20 @@ class RNNAgent(nn.Module):
         h = self.rnn(x, hidden)
         return self.fc2(h), h
 
-    def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
+    def unroll(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None,
+               lengths: torch.Tensor | None = None) -> torch.Tensor:
         """Q-values [B, T, n, A] for a sequence of inputs [B, T, n, in], the GRU carried over time from `hidden`
         (zeros by default). Same values as calling forward step by step; fc1, the GRU's input projection and fc2
         run once for all t, only the hidden-to-hidden product runs per step. Per-agent layers (outside vmap) run
-        agent-major with the recurrence's hand-written backward (nets/gru_sequence.py)."""
+        agent-major with the recurrence's hand-written backward (nets/gru_sequence.py); given `lengths` [B] (the
+        steps of each sequence that matter), they skip every step past a sequence's length, whose Q-values are then
+        zeros (the learner masks them out)."""
         if self.reference:
             return self.unroll_reference(inputs, hidden)
         if self.rnn.fused and type(self.fc1) is StackedLinear and type(self.rnn.hh) is StackedLinear \
                 and type(self.fc2) is StackedLinear and type(self.rnn.ih) is StackedLinear:
+            if lengths is not None and self.packed and hidden is None:
+                return self._unroll_packed(inputs, lengths)
             return self._unroll_agent_major(inputs, hidden)
         x = torch.relu(self.fc1(inputs))
         h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
@@ -138,6 +144,25 @@ class RNNAgent(nn.Module):
         h0 = inputs.new_zeros(n, batch, self.hidden_dim) if hidden is None else hidden.transpose(0, 1)
         hs = gru_sequence(gi, h0, self.rnn.hh.weight, self.rnn.hh.bias)
         q = self.fc2.agent_major(hs.reshape(n, steps * batch, self.hidden_dim))
+        return q.view(n, steps, batch, -1).permute(2, 1, 0, 3)
+
+    def _unroll_packed(self, inputs: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+        """`_unroll_agent_major` over the alive steps only: sequences sorted longest first, step t's alive rows
+        gathered after those of earlier steps (gru_packed's layout), every layer run on those rows alone, the
+        Q-values scattered back into a zero [B, T, n, A] tensor."""
+        batch, steps, n, _ = inputs.shape
+        lens = lengths.clamp(max=steps).tolist()
+        order = sorted(range(batch), key=lambda b: -lens[b])
+        counts = [sum(1 for b in order if lens[b] > t) for t in range(steps)]
+        # row (t, b) of the agent-major, time-major layout is t·B + b; step t keeps its first counts[t] sequences
+        order_t = torch.tensor(order, device=inputs.device)
+        rows = torch.cat([order_t[:alive] + t * batch for t, alive in enumerate(counts) if alive])
+        x = inputs.permute(2, 1, 0, 3).reshape(n, steps * batch, -1).index_select(1, rows)
+        gi = self.rnn.ih.agent_major(torch.relu(self.fc1.agent_major(x)))
+        hs = gru_packed(gi, inputs.new_zeros(n, batch, self.hidden_dim), self.rnn.hh.weight, self.rnn.hh.bias,
+                        counts)
+        q = self.fc2.agent_major(hs)
+        q = q.new_zeros(n, steps * batch, q.shape[-1]).index_copy(1, rows, q)
         return q.view(n, steps, batch, -1).permute(2, 1, 0, 3)
 
     def unroll_reference(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
@@ -168,6 +193,17 @@ def reference_unroll():
         yield
     finally:
         RNNAgent.reference = False
+
+
+@contextmanager
+def padded_unroll():
+    """Inside the block per-agent unrolls run every padded step even when given lengths (the path before packing,
+    for the equivalence tests and `effmarl bench qmix --only update`)."""
+    RNNAgent.packed = False
+    try:
+        yield
+    finally:
+        RNNAgent.packed = True
 
 
 def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:

@@ -94,15 +94,17 @@ class Learner(nn.Module):
             self.target_topology.load_state_dict(state["target"])
 
     @staticmethod
-    def unroll(agent: RNNAgent, inputs: torch.Tensor) -> torch.Tensor:
-        """Q-values [B, T+1, n, A] from agent inputs [B, T+1, n, in], the GRU carried over time."""
-        return agent.unroll(inputs)
+    def unroll(agent: RNNAgent, inputs: torch.Tensor, filled: torch.Tensor | None = None) -> torch.Tensor:
+        """Q-values [B, T+1, n, A] from agent inputs [B, T+1, n, in], the GRU carried over time. Given the batch's
+        padding mask `filled` [B, T], states past an episode's last one (L transitions: states 0..L) are skipped
+        and their Q-values are zeros: every loss, return and statistic masks them out."""
+        return agent.unroll(inputs, lengths=None if filled is None else filled.sum(1) + 1)
 
     @torch.no_grad()
     def policy_distance(self, batch: dict[str, torch.Tensor]) -> float:
         """Fraction of the batch's agent-steps whose stored action differs from the current greedy action."""
         last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
-        qs = self.unroll(self.agent, agent_inputs(batch["obs"], last, self.n_actions))[:, :-1]
+        qs = self.unroll(self.agent, agent_inputs(batch["obs"], last, self.n_actions), batch["filled"])[:, :-1]
         greedy = qs.masked_fill(~batch["avail"][:, :-1], NEG).argmax(-1)
         differ = (greedy != batch["actions"][:, :-1]) & batch["filled"].unsqueeze(-1)
         return float(differ.sum()) / max(1, int(batch["filled"].sum()) * self.n_agents)
@@ -114,7 +116,7 @@ class Learner(nn.Module):
         of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda)."""
         q = self.q
         kind = kind or (q["return_kind"], q["n_step"], q["td_lambda"])
-        q_target = self.unroll(self.target["agent"], inputs)
+        q_target = self.unroll(self.target["agent"], inputs, batch["filled"])
         values = self.operator(self, inputs, q_all, q_target, batch["avail"], batch["state"])
         return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],
                        kind[1], kind[2])
@@ -127,7 +129,7 @@ class Learner(nn.Module):
         last = torch.cat([torch.full_like(actions[:, :1], -1), actions[:, :-1]], dim=1)
         inputs = agent_inputs(batch["obs"], last, self.n_actions)
 
-        q_all = self.unroll(self.agent, inputs)                                   # [B, T+1, n, A]
+        q_all = self.unroll(self.agent, inputs, mask)                             # [B, T+1, n, A]
         chosen = q_all[:, :-1].gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
         q_tot = self.mixer(chosen, states[:, :-1])                                # [B, T]
         y = self.td_targets(batch, inputs, q_all.detach(), kind)
@@ -137,7 +139,7 @@ class Learner(nn.Module):
         stats = {}
         if self.algo == "ow_qmix":
             weights = torch.where(td < 0, torch.ones_like(td), torch.full_like(td, q["ow_w"]))
-            central_q = self.unroll(self.central_agent, inputs)[:, :-1]
+            central_q = self.unroll(self.central_agent, inputs, mask)[:, :-1]
             central_chosen = central_q.gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
             central_td = torch.where(mask, self.central_mixer(central_chosen, states[:, :-1]) - y,
                                      torch.zeros_like(q_tot))
