@@ -38,8 +38,9 @@ def main() -> None:
 
     def counting_gather(self, idx):  # the padding share of every sampled batch
         batch = gather(self, idx)
-        seen["alive"] += int(batch["filled"].sum()) + batch["filled"].shape[0]
-        seen["rows"] += batch["filled"].shape[0] * (batch["filled"].shape[1] + 1)
+        alive, rows = episode.state_rows(batch["filled"])
+        seen["alive"] += alive
+        seen["rows"] += rows
         return batch
 
     episode.EpisodeBuffer.gather = counting_gather

@@ -208,11 +208,11 @@ def alive_share(buffer, batch_size: int, batches: int = 64) -> float:
     inside an episode: the work the packed unroll does of the padded one's."""
     import torch
 
-    generator, alive, total = torch.Generator().manual_seed(0), 0, 0
-    for _ in range(batches):
-        filled = buffer.sample(batch_size, generator)["filled"]
-        alive += int(filled.sum()) + filled.shape[0]
-        total += filled.shape[0] * (filled.shape[1] + 1)
+    from effmarl.replay.episode import state_rows
+
+    generator = torch.Generator().manual_seed(0)
+    alive, total = map(sum, zip(*(state_rows(buffer.sample(batch_size, generator)["filled"])
+                                  for _ in range(batches)), strict=True))
     return alive / total
 
 

@@ -19,7 +19,7 @@ and one small allocation, and the weight gradient is accumulated step by step. H
 graph (saving σ, n and h − n into preallocated [g, R, ·] buffers, and gh_n), and the backward walks the steps
 once with ~9 ops per step; the weight and bias gradients are then one batched product over all R rows. The
 packed form skips the padding of a batch of episodes of different lengths (cut to the longest, a batch of SMAX 3m
-episodes is ~40 % padding): a row that has ended does no work in later steps.
+episodes is ~25–40 % padding): a row that has ended does no work in later steps.
 
 Same function and gradient as the autograd form (tests/test_learner_fast.py); the values differ only at float
 rounding: h' is computed as n + z ⊙ (h − n), the bias is added inside the product (baddbmm), and the weight

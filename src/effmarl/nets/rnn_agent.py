@@ -151,12 +151,12 @@ class RNNAgent(nn.Module):
         gathered after those of earlier steps (gru_packed's layout), every layer run on those rows alone, the
         Q-values scattered back into a zero [B, T, n, A] tensor."""
         batch, steps, n, _ = inputs.shape
-        lens = lengths.clamp(max=steps).tolist()
-        order = sorted(range(batch), key=lambda b: -lens[b])
-        counts = [sum(1 for b in order if lens[b] > t) for t in range(steps)]
+        order = torch.argsort(lengths, descending=True, stable=True)
+        t = torch.arange(steps, device=inputs.device).unsqueeze(1)
+        alive = t < lengths[order].unsqueeze(0)  # [T, B], longest first: each step's alive rows are a prefix
+        counts = alive.sum(1).tolist()
         # row (t, b) of the agent-major, time-major layout is t·B + b; step t keeps its first counts[t] sequences
-        order_t = torch.tensor(order, device=inputs.device)
-        rows = torch.cat([order_t[:alive] + t * batch for t, alive in enumerate(counts) if alive])
+        rows = (t * batch + order.unsqueeze(0))[alive]
         x = inputs.permute(2, 1, 0, 3).reshape(n, steps * batch, -1).index_select(1, rows)
         gi = self.rnn.ih.agent_major(torch.relu(self.fc1.agent_major(x)))
         hs = gru_packed(gi, inputs.new_zeros(n, batch, self.hidden_dim), self.rnn.hh.weight, self.rnn.hh.bias,

@@ -53,6 +53,18 @@ def used_steps(batch: dict[str, torch.Tensor]) -> int:
     return max(int(lengths.max()), 1)
 
 
+def state_counts(filled: torch.Tensor) -> torch.Tensor:
+    """States per episode [B] from the padding mask [B, T]: an episode of L transitions has states 0..L (state L
+    bootstraps its last target)."""
+    return filled.sum(dim=1) + 1
+
+
+def state_rows(filled: torch.Tensor) -> tuple[int, int]:
+    """(states inside an episode, all states) of a batch cut to its longest episode: B × (T + 1) rows of agent
+    input, of which the packed unroll computes the first number."""
+    return int(state_counts(filled).sum()), filled.shape[0] * (filled.shape[1] + 1)
+
+
 def pad_time(batch: dict[str, torch.Tensor], steps: int) -> dict[str, torch.Tensor]:
     """A batch zero-padded in time to `steps` transitions (padding: filled = False)."""
     extra = steps - batch["filled"].shape[1]

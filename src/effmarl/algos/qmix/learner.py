@@ -25,6 +25,7 @@ from effmarl.algos.qmix.networks import build_networks
 from effmarl.algos.qmix.operators import NEG, choose_operator
 from effmarl.algos.qmix.optim import RMSprop
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
+from effmarl.replay import episode
 from effmarl.sparse import SparseTraining
 from effmarl.targets.returns import discounted_returns, targets
 
@@ -98,7 +99,7 @@ class Learner(nn.Module):
         """Q-values [B, T+1, n, A] from agent inputs [B, T+1, n, in], the GRU carried over time. Given the batch's
         padding mask `filled` [B, T], states past an episode's last one (L transitions: states 0..L) are skipped
         and their Q-values are zeros: every loss, return and statistic masks them out."""
-        return agent.unroll(inputs, lengths=None if filled is None else filled.sum(1) + 1)
+        return agent.unroll(inputs, lengths=None if filled is None else episode.state_counts(filled))
 
     @torch.no_grad()
     def policy_distance(self, batch: dict[str, torch.Tensor]) -> float:
