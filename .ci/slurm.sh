@@ -13,7 +13,6 @@ WORK=$(mktemp -d /var/tmp/effmarl-slurm.XXXXXX)
 OUT="${EFFMARL_CI_OUT:-$WORK/out}"
 chmod 755 "$WORK"                             # slurmctld runs as the slurm user and must reach its state dir
 mkdir -p "$OUT" "$WORK"/{state,spool,log}
-chown slurm:slurm "$WORK"/{state,spool,log}
 export SLURM_CONF=$WORK/slurm.conf ROOT WORK OUT
 MUNGE_STARTED=0
 
@@ -37,6 +36,8 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 step "install slurmctld, slurmd, slurm-client, munge" 600 ensure_packages slurmctld slurmd slurm-client munge
+# the slurm user exists only once the packages are installed (a bare CI machine has none before)
+chown slurm:slurm "$WORK"/{state,spool,log}
 
 # munge: a key, a run directory owned by munge, the daemon as the munge user (reused if one already answers).
 if ! munge -n 2>/dev/null | unmunge > /dev/null 2>&1; then
