@@ -5,7 +5,12 @@ Each point is a short real `effmarl train` run with the paper profile's hyper-pa
 for paper 1 the warm-up, shortened so that update rounds happen). From its phases.parquet:
   paper 1 (maddpg, masac): step_s = (action selection + env step + buffer add) per env step,
                            round_s = one "update all trainers" round (every update_every steps after warm-up);
-  paper 2 (qmix family):   step_s = every phase but evaluation, per env step (acting, env, buffer, learner);
+  paper 2 (qmix family):   at the profiles' collection settings (8 episode copies per round, one update per
+                           collected episode: PyMARL's ratio), split by the run's phase timers into
+                           act_s = acting + buffer writes per env step (8 copies),
+                           update_s = one learner update (sampling, forward, backward, target update, mask work),
+                           episode_len = env steps per training episode (what turns steps into updates);
+                           step_s = every phase but evaluation, per env step (the run's total, for reading);
                            eval_step_s = evaluation seconds per evaluated env step (episode steps, upper bound);
 and the process's peak resident memory (maxrss_mb), wall time and CPU time. The machine these were measured on
 is shared (2 cores, other work running), so phase wall times are scaled by the process's CPU time / wall time
@@ -31,6 +36,12 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 UPDATE_PHASES = "update_all_trainers"
+QMIX_ENVS = 8        # episode copies per collection round, as the default and paper profiles
+QMIX_STEPS = 20000   # env steps per qmix point; costs are read from after the first evaluation interval
+QMIX_EVAL_EVERY = 5000   # (its JIT compilation and the random-play start left out): ~900 updates on 3m
+# the qmix family's phases that are not the learner's (everything else timed is an update's work)
+QMIX_ACTING = ["acting", "action_selection", "env_step", "buffer_add"]   # the jax runner times "acting" whole
+QMIX_NOT_UPDATE = QMIX_ACTING + ["evaluation", "checkpoint"]
 
 
 def points() -> list[dict]:
@@ -45,16 +56,17 @@ def points() -> list[dict]:
                             # warm-up 1 024 steps (41 episodes), then 3 update rounds
                             "budget": {"episodes": 53}, "offpolicy": {"warmup": 1024, "checkpoint_every": 0},
                             "replay": {"storage": storage, "sampler": "uniform"}})
-    qmix = {"eval_every": 10000, "eval_episodes": 32, "checkpoint_every": 1000000}
+    qmix = {"eval_every": QMIX_EVAL_EVERY, "eval_episodes": 32, "checkpoint_every": 1000000, "num_envs": QMIX_ENVS,
+            "updates_per_round": QMIX_ENVS}
     for env_map in ("3m", "3s5z", "64zg_approx", "2s3z"):
         out.append({"algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": env_map},
-                    "budget": {"env_steps": 2000}, "qmix": qmix})
+                    "budget": {"env_steps": QMIX_STEPS}, "qmix": qmix})
     for algo in ("ow_qmix", "res_qmix"):
         out.append({"algo": algo, "seed": 0, "env": {"backend": "smax", "map": "3m"},
-                    "budget": {"env_steps": 2000}, "qmix": qmix})
+                    "budget": {"env_steps": QMIX_STEPS}, "qmix": qmix})
     for method in ("dense", "mast"):
         out.append({"algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
-                    "budget": {"env_steps": 2000}, "sparse": {"method": method, "sparsity": 0.9},
+                    "budget": {"env_steps": QMIX_STEPS}, "sparse": {"method": method, "sparsity": 0.9},
                     "qmix": {**qmix, "shared_params": False}})
     return out
 
@@ -99,9 +111,20 @@ def measure(cfg: dict, work: Path, name: str) -> dict:
         train = total.drop(index=["evaluation"], errors="ignore")["seconds"].sum()
         metrics = pd.read_parquet(out / "metrics.parquet")
         evaluated = (metrics["test_episode_length"].dropna() * cfg["qmix"]["eval_episodes"]).sum()
+        updates = int(metrics["updates"].max())
+        # act_s, update_s and episode_len in steady state: the rows after the first evaluation interval (the
+        # phase rows are summed per interval, keyed by its last env step)
+        first = sorted(phases["env_steps"].unique())[1]
+        steady = phases[phases["env_steps"] > first].groupby("phase")["seconds"].sum() * share
+        at_first = metrics[metrics["env_steps"] == first].iloc[0]
+        steady_steps, steady_updates = steps - first, updates - int(at_first["updates"])
+        steady_episodes = int(metrics["episodes"].max()) - int(at_first["episodes"])
         row |= {"env": cfg["env"]["map"], "storage": "", "method": cfg.get("sparse", {}).get("method", "dense")
                 + ("" if cfg["qmix"].get("shared_params", True) else " per-agent"),
-                "steps": steps, "updates": int(metrics["updates"].max()), "step_s": train / steps,
+                "steps": steps, "updates": updates, "step_s": train / steps,
+                "act_s": steady.reindex(QMIX_ACTING).sum() / steady_steps,
+                "update_s": steady.drop(index=QMIX_NOT_UPDATE, errors="ignore").sum() / steady_updates,
+                "episode_len": steady_steps / steady_episodes,
                 "eval_step_s": total.loc["evaluation", "seconds"] / evaluated if evaluated else float("nan")}
     return row
 

@@ -159,14 +159,15 @@ def test_constants_are_the_measured_table():
         step_s, round_s = resources.OFFPOLICY_COST[(row.algo, row.storage)][n]
         assert step_s == pytest.approx(row.step_s, rel=1e-3) and round_s == pytest.approx(row.round_s, rel=1e-3)
     dense = table[(table["algo"] == "qmix") & (table["method"] == "dense")].set_index("env")
-    assert set(resources.QMIX_STEP_S) == set(dense.index) == set(resources.EVAL_STEP_S)
-    for env_map, step_s in resources.QMIX_STEP_S.items():
-        assert step_s == pytest.approx(dense.loc[env_map, "step_s"], rel=1e-3), env_map
-        assert resources.EVAL_STEP_S[env_map] == pytest.approx(dense.loc[env_map, "eval_step_s"], rel=1e-3)
+    for constant, column in ((resources.QMIX_ACT_S, "act_s"), (resources.QMIX_UPDATE_S, "update_s"),
+                             (resources.QMIX_EPISODE_LEN, "episode_len"), (resources.EVAL_STEP_S, "eval_step_s")):
+        assert set(constant) == set(dense.index), column
+        for env_map, value in constant.items():
+            assert value == pytest.approx(dense.loc[env_map, column], rel=1e-3), (column, env_map)
 
 
 def test_relative_costs_are_the_measured_ratios_without_discounts():
-    cost = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv").set_index("point")["step_s"]
+    cost = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv").set_index("point")["update_s"]
     ratio = {"ow_qmix": cost["12_ow_qmix_3m"] / cost["08_qmix_3m"],
              "res_qmix": cost["13_res_qmix_3m"] / cost["08_qmix_3m"]}
     for algo, measured in ratio.items():
@@ -175,6 +176,39 @@ def test_relative_costs_are_the_measured_ratios_without_discounts():
     sparse = cost["15_qmix_3m_mast_peragent"] / cost["14_qmix_3m_dense_peragent"]
     assert resources.PER_AGENT_FACTOR == pytest.approx(max(1.0, per_agent), rel=1e-2)
     assert resources.SPARSE_FACTOR == pytest.approx(max(1.0, sparse), rel=1e-2)
+
+
+def test_qmix_runtime_hand_computed(monkeypatch):
+    for table, value in ((resources.QMIX_ACT_S, 0.0002), (resources.QMIX_UPDATE_S, 0.02),
+                         (resources.QMIX_EPISODE_LEN, 20.0), (resources.EVAL_STEP_S, 0.001)):
+        monkeypatch.setitem(table, "3m", value)
+    for name in ("PER_AGENT_FACTOR", "SPARSE_FACTOR"):
+        monkeypatch.setattr(resources, name, 1.0)
+    cfg = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 800_000},
+           "qmix": {"num_envs": 8, "updates_per_round": 8, "eval_every": 10_000, "eval_episodes": 32}}
+    # 800 000 / (8 x 20) = 5 000 rounds x 8 = 40 000 updates x 20 ms = 800 s; acting 800 000 x 0.2 ms = 160 s;
+    # 81 evaluations x 32 episodes x 60 steps (3m's limit) x 1 ms = 155.52 s: 1 115.52 s x 1.5 = 27.9 min -> 28 + 5
+    assert resources.qmix_updates(cfg) == pytest.approx(40_000)
+    assert resources.runtime_min(cfg) == 33
+    # 4 copies, 4 updates per round: as many updates, acting twice the measured per-step cost: 1 275.52 s -> 32 + 5
+    cfg["qmix"] |= {"num_envs": 4, "updates_per_round": 4}
+    assert resources.runtime_min(cfg) == 37
+    # 2 updates per round of 8: a quarter of the updates
+    cfg["qmix"] |= {"num_envs": 8, "updates_per_round": 2}
+    assert resources.qmix_updates(cfg) == pytest.approx(10_000)
+
+
+def test_qmix_estimate_matches_the_measured_default_table1_runs():
+    """The published default run (27 QMIX runs on SMAX 3m, 250 000 steps at one update per episode) measured
+    each run's job time: the estimate before the safety factor is within 0.6-2x of each study's mean, and the
+    request covers the longest job."""
+    costs = pd.read_csv(ROOT / "published" / "default" / "mast" / "costs.csv").set_index("kind")
+    for study in ("mast_dense", "mast_sweep", "mast_table1"):
+        row = costs.loc[f"training: {study}"]
+        cfg = next(iter(_expanded("default.yaml")[study].values()))
+        estimate = resources.qmix_seconds(cfg)
+        assert 0.6 <= estimate / (row.job_s / row.jobs) <= 2.0, (study, estimate, row.job_s / row.jobs)
+        assert resources.runtime_min(cfg) * 60 >= row.longest_s, (study, resources.runtime_min(cfg))
 
 
 def test_memory_requests_cover_the_measured_peaks():

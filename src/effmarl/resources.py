@@ -10,9 +10,11 @@ SLURM job requests what that run needs, not one size for all.
   list into memory twice over (torch.save builds the pickle in a BytesIO, then copies it out), so it peaks at
   three times the storage; tensors are written straight out. Paper 2's episode buffers are allocated whole
   (capacity x padded episode), MAST's dual buffer adds B2 = buffer_size / size_ratio.
-- runtime: env steps x measured cost per step, plus paper 1's update rounds (every update_every steps once
-  warm-up is stored) x measured cost per round, plus paper 2's evaluations; interpolated over the measured
-  agent counts (log-log, extrapolated from the last two points), times a safety factor.
+- runtime: paper 1: env steps x measured cost per step, plus its update rounds (every update_every steps once
+  warm-up is stored) x measured cost per round, interpolated over the measured agent counts (log-log,
+  extrapolated from the last two points). Paper 2: env steps x the measured acting cost per step, plus its
+  updates (env steps / the measured episode length x updates_per_round / num_envs) x the measured cost of one
+  update, plus its evaluations. Times a safety factor.
 - gpu: 1 when the run's config selects CUDA (`device: cuda`); `auto` asks for none (it uses one if present).
 
 The costs are measured by `python benchmarks/step_cost.py` (benchmarks/results/step_cost.csv; a test keeps the
@@ -53,17 +55,22 @@ OFFPOLICY_COST: dict[tuple[str, str], dict[int, tuple[float, float]]] = {
     ('masac', 'reference'): {3: (0.001094, 0.06772), 12: (0.006427, 0.6558)},
     ('masac', 'contiguous'): {3: (0.001504, 0.07037), 12: (0.006536, 0.5736)},
 }
-# Paper 2, measured: QMIX seconds per env step (acting, env, buffer, learner) per SMAX map, one env copy.
-# A map not measured is interpolated over agents x observation size (log-log) between the measured maps.
-QMIX_STEP_S: dict[str, float] = {'3m': 0.007732, '3s5z': 0.01126}
-# Relative costs on 3m, measured (step_cost.csv): ow_qmix 0.97 and res_qmix 0.54 x qmix; per-agent networks
-# 0.55 x shared; MAST 1.013 x dense per-agent. Ratios below 1 are within the noise of the shared machine they
-# were measured on (the qmix point ran under heavier load), so no discount is taken: factor = max(1, ratio).
-QMIX_ALGO_FACTOR: dict[str, float] = {"qmix": 1.0, "ow_qmix": 1.0, "res_qmix": 1.0}
+# Paper 2, measured per SMAX map at the profiles' collection settings (8 episode copies per round, one update
+# per collected episode; step_cost.csv): acting + buffer seconds per env step, seconds per learner update, and
+# env steps per training episode (a run's early, exploring episodes: what turns env steps into updates). A map
+# not measured is interpolated over agents x observation size (log-log) between the measured maps.
+QMIX_ENVS_MEASURED = 8
+QMIX_ACT_S: dict[str, float] = {'3m': 6.883e-05, '3s5z': 0.000417, '2s3z': 0.0002282}
+QMIX_UPDATE_S: dict[str, float] = {'3m': 0.0434, '3s5z': 0.1609, '2s3z': 0.1779}
+QMIX_EPISODE_LEN: dict[str, float] = {'3m': 13.3, '3s5z': 43.22, '2s3z': 29.52}
+# Relative update costs on 3m, measured (step_cost.csv, update_s): ow_qmix and res_qmix against qmix, per-agent
+# networks against shared, MAST against dense per-agent. A ratio below 1 is taken as 1 (no discount: the machine
+# they were measured on is shared, and a late job is lost work).
+QMIX_ALGO_FACTOR: dict[str, float] = {"qmix": 1.0, "ow_qmix": 2.495, "res_qmix": 1.592}
 PER_AGENT_FACTOR = 1.0
-SPARSE_FACTOR = 1.013                        # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
+SPARSE_FACTOR = 1.0                          # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
 # seconds per evaluated env step (the first evaluation's compilation included), per measured map
-EVAL_STEP_S: dict[str, float] = {'3m': 0.01216, '3s5z': 0.006389}
+EVAL_STEP_S: dict[str, float] = {'3m': 0.001717, '3s5z': 0.001129, '2s3z': 0.003503}
 
 MPE_ACTIONS = 5
 
@@ -146,11 +153,21 @@ def offpolicy_seconds(cfg: dict) -> float:
     return steps * step_s + rounds * round_s
 
 
-def qmix_step_s(env_map: str) -> float:
-    if env_map in QMIX_STEP_S:
-        return QMIX_STEP_S[env_map]
-    size = {m: SMAX_MAPS[m][0] * SMAX_MAPS[m][1] for m in QMIX_STEP_S}
-    return interpolate({size[m]: v for m, v in QMIX_STEP_S.items()}, SMAX_MAPS[env_map][0] * SMAX_MAPS[env_map][1])
+def per_map(table: dict[str, float], env_map: str) -> float:
+    """A measured per-map cost, or for a map not measured the log-log interpolation over agents x observation
+    size between the measured maps."""
+    if env_map in table:
+        return table[env_map]
+    size = {m: SMAX_MAPS[m][0] * SMAX_MAPS[m][1] for m in table}
+    return interpolate({size[m]: v for m, v in table.items()}, SMAX_MAPS[env_map][0] * SMAX_MAPS[env_map][1])
+
+
+def qmix_updates(cfg: dict) -> float:
+    """Learner updates of a qmix-family run: one collection round of num_envs episodes per num_envs x episode
+    length env steps, updates_per_round updates after each."""
+    q, steps = cfg.get("qmix", {}), cfg["budget"]["env_steps"]
+    rounds = steps / (q.get("num_envs", 1) * per_map(QMIX_EPISODE_LEN, cfg["env"]["map"]))
+    return rounds * q.get("updates_per_round", 1)
 
 
 def qmix_seconds(cfg: dict) -> float:
@@ -160,12 +177,14 @@ def qmix_seconds(cfg: dict) -> float:
         factor *= PER_AGENT_FACTOR
     if cfg.get("sparse", {}).get("method", "dense") != "dense":
         factor *= SPARSE_FACTOR
-    # measured with one env copy; more copies per round (qmix.num_envs) share the env's per-call cost, so the
-    # one-copy cost is an upper bound
+    # acting was measured with 8 copies per round; fewer copies share the per-call cost among fewer steps, so
+    # 8 / num_envs x the measured cost bounds it (more copies: no discount taken)
+    acting = steps * per_map(QMIX_ACT_S, env_map) * max(1.0, QMIX_ENVS_MEASURED / q.get("num_envs", 1))
+    learning = qmix_updates(cfg) * per_map(QMIX_UPDATE_S, env_map) * factor
     evaluations = steps // q.get("eval_every", 10_000) + 1
     evaluated = evaluations * q.get("eval_episodes", 32) * SMAX_MAPS[env_map][4]
     eval_step_s = EVAL_STEP_S.get(env_map, max(EVAL_STEP_S.values()))  # not measured: the dearest measured
-    return steps * qmix_step_s(env_map) * factor + evaluated * eval_step_s
+    return acting + learning + evaluated * eval_step_s
 
 
 def runtime_min(cfg: dict) -> int:
