@@ -217,3 +217,21 @@ def test_end_to_end_claim_compares_neighbor_with_uniform_runs_of_the_same_study_
     uniform, neighbor = 10.0 + 3.0 + 3.5, 6.0 + 3.0 + 3.5
     assert row["ours"].startswith(f"{100 * (neighbor / uniform - 1):+.2f} %"), row["ours"]
     assert row["source"].startswith("paper1: 4 runs in 2 pairs"), row["source"]
+
+
+def test_a_long_runs_footer_does_not_widen_a_one_panel_figure(tmp_path):
+    """Figure 13 of the default run had one panel and a footer naming three studies on one line: the saved
+    figure (bbox_inches="tight") grew to the footer's width and half of it was empty."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    summary = pd.DataFrame({"run_id": [f"r{i}" for i in range(21)], "git_commit": ["538d4ff362"] * 21,
+                            "cfg.study": [f"mast_study_number_{i % 3}" for i in range(21)],
+                            "cfg.profile": ["default"] * 21})
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1])
+    add_footer(fig, summary)
+    fig.savefig(tmp_path / "f.png", dpi=100, bbox_inches="tight")
+    plt.close(fig)
+    width, _ = Image.open(tmp_path / "f.png").size
+    assert width <= 1.15 * 4 * 100, width

@@ -6,6 +6,7 @@ and each module declares its roles in `INPUTS`; nothing is recognised from a fil
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -131,7 +132,10 @@ def add_footer(fig, summary: pd.DataFrame | None) -> None:
     boxes = [a.get_tightbbox(renderer) for a in fig.axes] + [lg.get_window_extent(renderer) for lg in fig.legends]
     bottom = min([b.y0 for b in boxes if b is not None] + [0.0])
     y = (bottom - 4) / fig.bbox.height  # figure fraction; negative is fine, savefig(bbox_inches="tight") grows
-    fig.text(0.01, y, source_line(summary), fontsize=6, color="0.4", ha="left", va="top")
+    # wrapped to the figure's width (a 6 pt character is ~3.3 pt wide): one long line would widen the saved
+    # figure (bbox_inches="tight") and leave a one-panel figure half empty
+    width = max(60, int(fig.get_figwidth() * 72 / 3.3))
+    fig.text(0.01, y, textwrap.fill(source_line(summary), width), fontsize=6, color="0.4", ha="left", va="top")
 
 
 def legend_right(ax, **kwargs):
