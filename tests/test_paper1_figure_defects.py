@@ -235,3 +235,22 @@ def test_a_long_runs_footer_does_not_widen_a_one_panel_figure(tmp_path):
     plt.close(fig)
     width, _ = Image.open(tmp_path / "f.png").size
     assert width <= 1.15 * 4 * 100, width
+
+
+def test_seed_count_labels_of_seven_one_seed_bars_do_not_overlap():
+    """Figure 1 of the default run (7 methods, 1 seed each) wrote 'n=1, no CI' above every bar, one line each,
+    and neighbouring labels ran into each other."""
+    import matplotlib.pyplot as plt
+
+    from effmarl.analysis.common import bars
+
+    stats = pd.DataFrame({"iqm": [0.0] * 7, "iqm_lo": [float("nan")] * 7, "iqm_hi": [float("nan")] * 7,
+                          "seeds": [1] * 7})
+    fig, ax = plt.subplots(figsize=(4.5, 3.4))
+    bars(ax, stats, [f"m{i}" for i in range(7)])
+    fig.tight_layout()
+    fig.canvas.draw()
+    boxes = [t.get_window_extent() for t in ax.texts]
+    plt.close(fig)
+    assert len(boxes) == 7
+    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), [(b.x0, b.x1) for b in boxes]

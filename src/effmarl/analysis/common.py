@@ -229,9 +229,10 @@ def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "
     if has.any():
         ax.errorbar(x[has], heights[has], yerr=[heights[has] - lo[has], hi[has] - heights[has]], fmt="none",
                     ecolor="0.1", capsize=3, linewidth=1)
+    # on two lines: seven one-line labels ("n=1, no CI") overlap their neighbours in a 4.5-inch panel
     for xi, top, n in zip(x, np.where(has, hi, heights), stats["seeds"], strict=True):
-        ax.text(xi, (top if np.isfinite(top) else 0) + 0.02, f"n={int(n)}" + ("" if n > 1 else ", no CI"),
-                ha="center", va="bottom", fontsize=7)
+        ax.text(xi, (top if np.isfinite(top) else 0) + 0.02, f"n={int(n)}" + ("" if n > 1 else "\nno CI"),
+                ha="center", va="bottom", fontsize=7, linespacing=1.0)
     ax.set_xticks(x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
 
 
