@@ -253,4 +253,4 @@ def test_seed_count_labels_of_seven_one_seed_bars_do_not_overlap():
     boxes = [t.get_window_extent() for t in ax.texts]
     plt.close(fig)
     assert len(boxes) == 7
-    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:])), [(b.x0, b.x1) for b in boxes]
+    assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:], strict=False)), [(b.x0, b.x1) for b in boxes]
