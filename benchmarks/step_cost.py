@@ -34,9 +34,10 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
+from effmarl.resources import QMIX_ENVS_MEASURED as QMIX_ENVS  # episode copies per round, as the profiles
+
 ROOT = Path(__file__).resolve().parents[1]
 UPDATE_PHASES = "update_all_trainers"
-QMIX_ENVS = 8        # episode copies per collection round, as the default and paper profiles
 QMIX_STEPS = 20000   # env steps per qmix point; costs are read from after the first evaluation interval
 QMIX_EVAL_EVERY = 5000   # (its JIT compilation and the random-play start left out): ~900 updates on 3m
 # the qmix family's phases that are not the learner's (everything else timed is an update's work)

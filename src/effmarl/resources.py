@@ -57,7 +57,7 @@ OFFPOLICY_COST: dict[tuple[str, str], dict[int, tuple[float, float]]] = {
 }
 # Paper 2, measured per SMAX map at the profiles' collection settings (8 episode copies per round, one update
 # per collected episode; step_cost.csv): acting + buffer seconds per env step, seconds per learner update, and
-# env steps per training episode (a run's early, exploring episodes: what turns env steps into updates). A map
+# env steps per training episode (what turns env steps into updates), all between 5 000 and 20 000 env steps. A map
 # not measured is interpolated over agents x observation size (log-log) between the measured maps.
 QMIX_ENVS_MEASURED = 8
 QMIX_ACT_S: dict[str, float] = {'3m': 6.883e-05, '3s5z': 0.000417, '2s3z': 0.0002282}
