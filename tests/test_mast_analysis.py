@@ -219,3 +219,22 @@ def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(t
     t8 = mast_table8.make([f"metrics={write(g, tmp_path / 'g.parquet')}"])
     assert list(t8.columns) == ["α", "ω = 10", "ω = 20"] and len(t8) == 2
     assert t8.iloc[0]["ω = 10"].startswith("0.200") and t8.iloc[0]["ω = 10"].endswith("(n=2)*")
+
+
+def test_table1_and_the_selection_refuse_runs_trained_alike_in_name_only(tmp_path):
+    """Every method of a Table-1 cell is trained with identical settings (paper 2): a dense model with a larger
+    update ratio than the sweep is refused before any statistic is computed; another map's cell may differ."""
+    dense = summary("mast_dense", [({"cfg.sparse.method": "dense", "cfg.qmix.updates_per_round": 8}, [0.8, 0.8]),
+                                   ({"cfg.sparse.method": "dense", "cfg.env.map": "2s3z"}, [0.5])])
+    sweep = summary("mast_sweep", [({"cfg.sparse.sparsity": 0.5, "cfg.qmix.updates_per_round": 2}, [0.8, 0.8]),
+                                   ({"cfg.sparse.sparsity": 0.5, "cfg.env.map": "2s3z"}, [0.4])])
+    with pytest.raises(ValueError) as err:
+        metrics.select_sparsity(dense, sweep)
+    assert [line for line in str(err.value).splitlines()] == [
+        "sparsity selection: qmix/3m: runs differ in cfg.qmix.updates_per_round: 2 (sweep); 8 (dense) (every method "
+        "of one comparison must be trained alike)"]
+    with pytest.raises(ValueError, match="Table 1: qmix/3m: runs differ in cfg.qmix.updates_per_round"):
+        metrics.table1_cells(dense, sweep, None, None, pd.DataFrame({"algo": ["qmix"], "map": ["3m"],
+                                                                     "sparsity": [0.5], "chosen": [True],
+                                                                     "admissible": [True]}))
+    metrics.select_sparsity(dense[dense["cfg.env.map"] == "2s3z"], sweep[sweep["cfg.env.map"] == "2s3z"])

@@ -14,6 +14,7 @@ from test_mast_analysis import run_rows, summary, table1_inputs, write
 from effmarl.analysis.common import save_figure
 from effmarl.analysis.figures import FIGURES
 from effmarl.analysis.tables import TABLES
+from effmarl.config import ConfigError
 
 METHODS = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
 
@@ -137,3 +138,40 @@ def test_figures_and_tables_survive_the_smoke_case_of_one_seed_and_zero_win_rate
     fig12 = importlib.import_module(FIGURES["mast_fig12"])
     fig, _ = fig12.make([f"masks={write(masks_summary(1, unit_types=False), tmp_path / 'm.parquet')}"])
     assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["all"]
+
+
+def _fig8_inputs(tmp_path, fig8_budget: int = 1000, table1: bool = False) -> list[str]:
+    fig8 = summary("mast_fig8", [({"cfg.sparse.method": "tiny", "cfg.sparse.sparsity": s,
+                                   "cfg.budget.env_steps": fig8_budget}, [0.5, 0.5]) for s in (0.5, 0.9)])
+    dense = summary("mast_dense", [({"cfg.sparse.method": "dense"}, [0.7, 0.75])])
+    sweep = summary("mast_sweep", [({"cfg.sparse.sparsity": s}, [0.7 - s / 5]) for s in (0.5, 0.9)])
+    args = [f"fig8={write(fig8, tmp_path / 'fig8.parquet')}", f"dense={write(dense, tmp_path / 'dense.parquet')}",
+            f"sweep={write(sweep, tmp_path / 'sweep.parquet')}"]
+    if table1:  # Table 1's baselines at the chosen 0.5: Tiny there replaces mast_fig8's point, SET is new
+        base = summary("mast_table1", [({"cfg.sparse.method": m, "cfg.sparse.sparsity": 0.5}, [w, w])
+                                       for m, w in (("tiny", 0.1), ("set", 0.6))])
+        args.append(f"baselines={write(base, tmp_path / 'base.parquet')}")
+    return args
+
+
+def test_fig8_refuses_baselines_trained_with_another_budget(tmp_path):
+    """The default profile once fed Fig. 8 with 50 000-step baselines beside 250 000-step MAST and dense runs: a
+    panel of methods trained differently is refused with one line naming the setting and the inputs."""
+    module = importlib.import_module(FIGURES["mast_fig8"])
+    with pytest.raises(ConfigError) as err:
+        module.make(_fig8_inputs(tmp_path, fig8_budget=500))
+    assert len(err.value.lines) == 1
+    assert "cfg.budget.env_steps: 1000 (dense, sweep); 500 (fig8)" in err.value.lines[0]
+    module.make(_fig8_inputs(tmp_path))  # alike: drawn
+
+
+def test_fig8_takes_table1_baselines_at_their_points_and_its_own_grid_elsewhere(tmp_path):
+    module = importlib.import_module(FIGURES["mast_fig8"])
+    _, shown = module.make(_fig8_inputs(tmp_path, table1=True))
+    points = shown.drop_duplicates(["cfg.study", "run_id"]).groupby(
+        ["cfg.sparse.method", "cfg.sparse.sparsity"])["cfg.study"].agg(lambda s: sorted(set(s)))
+    assert points[("tiny", 0.5)] == ["mast_table1"] and points[("tiny", 0.9)] == ["mast_fig8"]
+    assert points[("set", 0.5)] == ["mast_table1"]
+    dense, sweep = _fig8_inputs(tmp_path)[1:]
+    _, shown = module.make([dense, sweep, _fig8_inputs(tmp_path, table1=True)[-1]])  # Table 1's runs alone
+    assert set(shown["cfg.study"]) == {"mast_table1", "mast_dense", "mast_sweep"}

@@ -33,8 +33,12 @@ if _have("mast_dense", "mast_sweep", "mast_table1"):
 if _have("mast_fig1"):
     add_figure("mast", "fig1_methods_3s5z", "mast_fig1", metrics=[summary("mast_fig1")])
 
-if _have("mast_fig8", "mast_dense", "mast_sweep"):
-    add_figure("mast", "fig8_win_rate_vs_sparsity", "mast_fig8", fig8=[summary("mast_fig8")],
+# Fig. 8: the baselines from mast_fig8's sparsity grid and/or Table 1's runs at the selected sparsity (a profile
+# that cannot afford the grid at Table 1's budget plots what Table 1 trained), against the sweep and dense.
+if _have("mast_dense", "mast_sweep") and (_have("mast_fig8") or _have("mast_table1")):
+    add_figure("mast", "fig8_win_rate_vs_sparsity", "mast_fig8",
+               **({"fig8": [summary("mast_fig8")]} if _have("mast_fig8") else {}),
+               **({"baselines": [summary("mast_table1")]} if _have("mast_table1") else {}),
                dense=[summary("mast_dense")], sweep=[summary("mast_sweep")])
 
 # Ablations (MAST-QMIX, one knob per study): Tables 6-10 and Figures 4, 5, 6, 16.

@@ -1,6 +1,9 @@
 """Paper 2, Figure 8: win rate against sparsity for every method (study `mast_fig8`: tiny, static, set, rigl, rlx2 x
-sparsity on one algorithm and map), MAST from mast_sweep rows of the same algorithm and map, dense as a horizontal
-line with its interval band."""
+sparsity on one algorithm and map, and/or Table 1's baseline runs `mast_table1` at the selected sparsity, which
+replace mast_fig8's runs of the same method and sparsity: no run is counted twice), MAST from mast_sweep rows of the
+same algorithm and map, dense as a horizontal line with its interval band. Every run of a panel must be trained
+alike (metrics.require_comparable): a baseline with a shorter budget beside a longer-trained MAST is refused, not
+drawn."""
 
 from __future__ import annotations
 
@@ -16,31 +19,51 @@ from effmarl.analysis.common import (
     named_inputs,
     read_tables,
 )
-from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.metrics import LAST_K, final_win_rate, require_comparable, seed_stats, seeds_text
+from effmarl.config import ConfigError
 
 KEYS = ["cfg.algo", "cfg.env.map"]
 CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse-training method (MAST from the "
-           "sparsity sweep), dense as a horizontal line (band = its interval). Point = IQM over seeds of the per-run "
+           "sparsity sweep; the baselines from Table 1's runs at the selected sparsity and from their own "
+           "sparsity grid elsewhere), dense as a horizontal line (band = its interval); every run of a "
+           "panel trained alike (budget, update ratio, schedules). Point = IQM over seeds of the per-run "
            "mean test win rate of the last min(20, available) evaluations in the final 10 % of training; error "
            "bar = 95 % percentile-bootstrap "
            "interval (none for 1 seed); legend gives n = seeds.")
 
-INPUTS = {"fig8": "metrics.summary.parquet of mast_fig8",
+INPUTS = {"fig8": "optional: metrics.summary.parquet of mast_fig8",
+          "baselines": "optional: metrics.summary.parquet of mast_table1 (Table 1's baselines at the chosen sparsity)",
           "dense": "metrics.summary.parquet of mast_dense",
           "sweep": "metrics.summary.parquet of mast_sweep"}
+MAX_COLUMNS = 4
+POINT = ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"]
 
 
 def make(inputs: list[str], k: int = LAST_K):
     named = named_inputs(inputs, INPUTS, "figure mast_fig8")
-    fig8 = read_tables(named["fig8"])
-    cells = fig8[KEYS].drop_duplicates()
+    if not named["fig8"] and not named["baselines"]:
+        raise ConfigError(["input role 'fig8' or 'baselines' (the baseline methods' runs) not given"],
+                          "effmarl figure mast_fig8")
+    fig8, table1 = (read_tables(named[r]) if named[r] else pd.DataFrame(columns=POINT) for r in ("fig8", "baselines"))
+    if len(table1) and len(fig8):  # at a point both trained, Table 1's runs (its own evidence, as many seeds or more)
+        have = table1[POINT].drop_duplicates().assign(_have=True)
+        fig8 = fig8.merge(have, on=POINT, how="left")
+        fig8 = fig8[fig8["_have"].isna()].drop(columns="_have")
+    baselines = pd.concat([f for f in (fig8, table1) if len(f)], ignore_index=True)
+    cells = baselines[KEYS].drop_duplicates()
     dense = read_tables(named["dense"]).merge(cells, on=KEYS).assign(**{"cfg.sparse.method": "dense"})
     sweep = read_tables(named["sweep"]).merge(cells, on=KEYS).assign(**{"cfg.sparse.method": "mast"})
-    runs = pd.concat([f for f in (fig8, sweep) if len(f)], ignore_index=True)
+    require_comparable({"fig8": fig8, "baselines": table1, "dense": dense, "sweep": sweep}, "effmarl figure mast_fig8")
+    runs = pd.concat([f for f in (baselines, sweep) if len(f)], ignore_index=True)
     stats = seed_stats(final_win_rate(runs, k), [*KEYS, "cfg.sparse.method", "cfg.sparse.sparsity"])
     dstats = seed_stats(final_win_rate(dense, k), KEYS) if len(dense) else None
-    fig, axes = plt.subplots(1, len(cells), figsize=(5.2 * len(cells), 3.4), squeeze=False)
-    for ax, (algo, name) in zip(axes[0], cells.values.tolist(), strict=True):
+    cells = cells.sort_values(KEYS)
+    ncols = min(len(cells), MAX_COLUMNS)  # the paper profile's 12 cells: 3 rows of 4
+    nrows = -(-len(cells) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.4 * nrows), squeeze=False)
+    for ax in axes.flat[len(cells):]:
+        ax.set_visible(False)
+    for ax, (algo, name) in zip(axes.flat, cells.values.tolist(), strict=False):
         cell = stats[(stats["cfg.algo"] == algo) & (stats["cfg.env.map"] == name)]
         methods = [m for m in METHOD_ORDER if m in set(cell["cfg.sparse.method"])]
         methods += sorted(set(cell["cfg.sparse.method"]) - set(methods))

@@ -12,6 +12,7 @@ from effmarl.analysis.metrics.mast import (
                                              final_win_rate,
                                              flops_averages,
                                              interval_text,
+                                             require_comparable,
                                              seed_stats,
                                              seeds_text,
                                              select_sparsity,
@@ -37,7 +38,8 @@ from effmarl.analysis.metrics.runs import RUN_ID, config_columns, grid_keys, lab
 from effmarl.analysis.metrics.stats import bootstrap_ci, change_pct, iqm, normalise, paired, savgol, smooth
 
 __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", "evaluations", "final_win_rate",
-           "flops_averages", "interval_text", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
+           "flops_averages", "interval_text",
+           "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
            "LEAF_PHASES", "RUN_ID", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",

@@ -15,6 +15,7 @@ import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, savgol
+from effmarl.config import ConfigError
 
 LAST_K = 20  # evaluations averaged per run (the paper's last 20)
 FINAL_FRACTION = 0.1  # ... within the final 10 % of the run (the paper's last 20 of 200 evaluations)
@@ -24,6 +25,11 @@ TOLERANCE = 0.03  # admissible: MAST >= (1 - 3 %) x dense
 ALGO, MAP, METHOD, SPARSITY, SEED = "cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity", "cfg.seed"
 STAT_COLUMNS = ["iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
 RATIO_COLUMNS = ["size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]
+# What every run of one comparison (a Table-1 cell, a Figure-8 panel) must share: the paper runs every method "with
+# identical hyper-parameters", so a run with another budget, update ratio or exploration schedule is not comparable.
+SHARED_SETTINGS = ["cfg.budget.env_steps", "cfg.qmix.updates_per_round", "cfg.qmix.num_envs", "cfg.qmix.batch_size",
+                   "cfg.qmix.lr", "cfg.qmix.epsilon_anneal_time", "cfg.qmix.scale_schedules", "cfg.qmix.eval_every",
+                   "cfg.qmix.eval_episodes", "cfg.qmix.shared_params"]
 
 
 def seeds_text(seeds) -> str:
@@ -49,6 +55,35 @@ def _key(frame: pd.DataFrame, column: str) -> pd.Series:
 
 def _keyed(keys: list[str], values) -> dict:
     return dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True))
+
+
+def _setting_text(value) -> str:
+    """250000, 250000.0 and np.int64(250000) alike: a whole float is written as an integer."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def require_comparable(frames: dict[str, pd.DataFrame], where: str, keys: tuple[str, ...] = (ALGO, MAP)) -> None:
+    """A one-line ConfigError per SHARED_SETTINGS column whose value differs between the runs of `frames` ({input
+    role: metrics summary}) within one group of `keys`, naming the values and the roles that hold them."""
+    values: dict[tuple, dict[str, dict[str, set]]] = {}
+    for role, frame in frames.items():
+        if frame is None or frame.empty:
+            continue
+        present = [c for c in keys if c in frame]
+        for group, rows in frame.groupby(present, dropna=False, sort=True) if present else [((), frame)]:
+            cell = values.setdefault(group if isinstance(group, tuple) else (group,), {})
+            for column in (c for c in SHARED_SETTINGS if c in rows):
+                for value in {_setting_text(v) for v in rows[column].dropna()}:
+                    cell.setdefault(column, {}).setdefault(value, set()).add(role)
+    lines = [f"{'/'.join(map(str, group))}: runs differ in {column}: "
+             + "; ".join(f"{value} ({', '.join(sorted(roles))})" for value, roles in sorted(seen.items()))
+             + " (every method of one comparison must be trained alike)"
+             for group, cell in sorted(values.items(), key=lambda kv: str(kv[0]))
+             for column, seen in cell.items() if len(seen) > 1]
+    if lines:
+        raise ConfigError(lines, where)
 
 
 def evaluations(metrics: pd.DataFrame, value: str = "test_win_rate") -> pd.DataFrame:
@@ -134,9 +169,10 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
     of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False).
 
-    `dense`, `sweep`: metrics summaries. One row per (algo, map, sparsity) with raw config values in `algo`, `map`,
-    `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM (NaN where dense is 0),
-    `admissible`, `chosen` and `rule` (how the chosen row was picked)."""
+    `dense`, `sweep`: metrics summaries, trained alike (require_comparable). One row per (algo, map, sparsity) with
+    raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM
+    (NaN where dense is 0), `admissible`, `chosen` and `rule` (how the chosen row was picked)."""
+    require_comparable({"dense": dense, "sweep": sweep}, "sparsity selection")
     d = seed_stats(final_win_rate(dense, k), [ALGO, MAP]).rename(
         columns={c: f"dense_{c}" for c in STAT_COLUMNS})
     s = seed_stats(final_win_rate(sweep, k), [ALGO, MAP, SPARSITY])
@@ -185,7 +221,9 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
     ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
     IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`.
 
-    MAST rows are the sweep runs at the chosen sparsity; baselines are kept at the chosen sparsity of their cell."""
+    MAST rows are the sweep runs at the chosen sparsity; baselines are kept at the chosen sparsity of their cell.
+    Every run of a cell must be trained alike (require_comparable)."""
+    require_comparable({"dense": dense, "sweep": sweep, "baselines": baselines}, "Table 1")
     chosen = chosen_sparsity(selection).rename(columns={"algo": ALGO, "map": MAP, "sparsity": "_s",
                                                         "admissible": "selection_admissible"})
     parts = []
