@@ -135,12 +135,6 @@ class RNNAgent(nn.Module):
             hs.append(h)
         return self.fc2(torch.stack(hs, dim=1))
 
-    @property
-    def foldable(self) -> bool:
-        """Per-agent layers throughout (what `folded_unroll` runs): several seeds' agents fold into one group axis."""
-        return not self.reference and self.rnn.fused and all(
-            type(m) is StackedLinear for m in (self.fc1, self.rnn.ih, self.rnn.hh, self.fc2))
-
     def _unroll_agent_major(self, inputs: torch.Tensor, hidden: torch.Tensor | None) -> torch.Tensor:
         """`unroll` for per-agent layers: every layer one batched product over [n, T·B, ·], the recurrence by
         gru_sequence; the result is a [B, T, n, A] view of agent-major Q-values."""
@@ -210,35 +204,6 @@ def padded_unroll():
         yield
     finally:
         RNNAgent.packed = True
-
-
-LAYERS = ("fc1", "rnn.ih", "rnn.hh", "fc2")
-
-
-def folded_unroll(weights: dict[str, torch.Tensor], inputs: torch.Tensor,
-                  lengths: torch.Tensor | None = None) -> torch.Tensor:
-    """Q-values [S, B, T, n, A] of S stacked per-agent RNNAgents (S seeds of one configuration) on their own input
-    sequences [S, B, T, n, in], in one pass: the S·n agents are one group axis of every batched product and of the
-    recurrence (gru_sequence), so each op runs once for all seeds instead of once per seed. `weights`: {"fc1.weight":
-    [S, n, out, in], "fc1.bias": [S, n, out], … for fc1, rnn.ih, rnn.hh, fc2}. Given `lengths` [S, B] (states that
-    matter per sequence), the Q-values past them are zeros, as `RNNAgent.unroll` with lengths gives them; the
-    padded steps are computed (one row layout for every group), not skipped."""
-    seeds, batch, steps, n, _ = inputs.shape
-    w = {k: v.reshape(seeds * n, *v.shape[2:]) for k, v in weights.items()}
-
-    def layer(name: str, x: torch.Tensor) -> torch.Tensor:  # x [S·n, rows, in] -> [S·n, rows, out]
-        return torch.baddbmm(w[f"{name}.bias"].unsqueeze(1), x, w[f"{name}.weight"].transpose(1, 2))
-
-    x = inputs.permute(0, 3, 2, 1, 4).reshape(seeds * n, steps * batch, -1)  # group-major, time-major within
-    gi = layer("rnn.ih", torch.relu(layer("fc1", x))).view(seeds * n, steps, batch, -1)
-    hidden = w["rnn.hh.weight"].shape[-1]
-    hs = gru_sequence(gi, inputs.new_zeros(seeds * n, batch, hidden), w["rnn.hh.weight"], w["rnn.hh.bias"])
-    q = layer("fc2", hs.reshape(seeds * n, steps * batch, hidden))
-    q = q.view(seeds, n, steps, batch, -1).permute(0, 3, 2, 1, 4)            # [S, B, T, n, A]
-    if lengths is not None:
-        alive = torch.arange(steps, device=inputs.device).view(1, 1, steps) < lengths.unsqueeze(-1)
-        q = q * alive.view(seeds, batch, steps, 1, 1).to(q.dtype)
-    return q
 
 
 def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:

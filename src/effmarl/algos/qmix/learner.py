@@ -104,45 +104,36 @@ class Learner(nn.Module):
     @torch.no_grad()
     def policy_distance(self, batch: dict[str, torch.Tensor]) -> float:
         """Fraction of the batch's agent-steps whose stored action differs from the current greedy action."""
-        qs = self.unroll(self.agent, self.inputs(batch), batch["filled"])[:, :-1]
+        last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
+        qs = self.unroll(self.agent, agent_inputs(batch["obs"], last, self.n_actions), batch["filled"])[:, :-1]
         greedy = qs.masked_fill(~batch["avail"][:, :-1], NEG).argmax(-1)
         differ = (greedy != batch["actions"][:, :-1]) & batch["filled"].unsqueeze(-1)
         return float(differ.sum()) / max(1, int(batch["filled"].sum()) * self.n_agents)
 
     @torch.no_grad()
     def td_targets(self, batch: dict[str, torch.Tensor], inputs: torch.Tensor, q_all: torch.Tensor,
-                   kind: tuple[str, int, float] | None = None, q_target: torch.Tensor | None = None) -> torch.Tensor:
+                   kind: tuple[str, int, float] | None = None) -> torch.Tensor:
         """Targets y [B, T]: bootstrap values V(s_t) for t = 0..T from the run's target operator, then the returns
-        of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda). `q_target`: the
-        target agent's Q-values if already computed (the lockstep fold), else unrolled here."""
+        of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda)."""
         q = self.q
         kind = kind or (q["return_kind"], q["n_step"], q["td_lambda"])
-        if q_target is None:
-            q_target = self.unroll(self.target["agent"], inputs, batch["filled"])
+        q_target = self.unroll(self.target["agent"], inputs, batch["filled"])
         values = self.operator(self, inputs, q_all, q_target, batch["avail"], batch["state"])
         return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],
                        kind[1], kind[2])
 
-    def inputs(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
-        """The agents' inputs [B, T+1, n, in] of an episode batch: observation, last action, agent id."""
-        actions = batch["actions"]
-        last = torch.cat([torch.full_like(actions[:, :1], -1), actions[:, :-1]], dim=1)
-        return agent_inputs(batch["obs"], last, self.n_actions)
-
-    def loss(self, batch: dict[str, torch.Tensor], kind: tuple[str, int, float] | None = None,
-             agent_q: tuple[torch.Tensor, torch.Tensor] | None = None
-             ) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
-        """The training loss of one episode batch and its statistics (0-d tensors, detached). `agent_q`: the online
-        and target agents' Q-values [B, T+1, n, A] of this batch if already computed (the lockstep fold unrolls
-        every seed's agents in one pass), else unrolled here."""
+    def loss(self, batch: dict[str, torch.Tensor],
+             kind: tuple[str, int, float] | None = None) -> tuple[torch.Tensor, dict[str, torch.Tensor]]:
+        """The training loss of one episode batch and its statistics (0-d tensors, detached)."""
         q = self.q
         rewards, mask, actions, states = batch["reward"], batch["filled"], batch["actions"], batch["state"]
-        inputs = self.inputs(batch)
+        last = torch.cat([torch.full_like(actions[:, :1], -1), actions[:, :-1]], dim=1)
+        inputs = agent_inputs(batch["obs"], last, self.n_actions)
 
-        q_all, q_target = agent_q if agent_q is not None else (self.unroll(self.agent, inputs, mask), None)
-        chosen = q_all[:, :-1].gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)   # q_all: [B, T+1, n, A]
+        q_all = self.unroll(self.agent, inputs, mask)                             # [B, T+1, n, A]
+        chosen = q_all[:, :-1].gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
         q_tot = self.mixer(chosen, states[:, :-1])                                # [B, T]
-        y = self.td_targets(batch, inputs, q_all.detach(), kind, q_target)
+        y = self.td_targets(batch, inputs, q_all.detach(), kind)
 
         n_valid = mask.sum().clamp(min=1)
         td = torch.where(mask, q_tot - y, torch.zeros_like(q_tot))
@@ -167,7 +158,6 @@ class Learner(nn.Module):
                      target_mean=(y * mask).sum() / n_valid)
         return loss, {k: v.detach() for k, v in stats.items()}
 
-    def forward(self, batch: dict[str, torch.Tensor], kind: tuple[str, int, float] | None = None,
-                agent_q: tuple[torch.Tensor, torch.Tensor] | None = None):
+    def forward(self, batch: dict[str, torch.Tensor], kind: tuple[str, int, float] | None = None):
         """`loss` (so torch.func.functional_call can evaluate it with substituted parameters)."""
-        return self.loss(batch, kind, agent_q)
+        return self.loss(batch, kind)

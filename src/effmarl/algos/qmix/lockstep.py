@@ -30,8 +30,8 @@ from torch.func import functional_call, vmap
 
 from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.optim import RMSprop
-from effmarl.nets.rnn_agent import LAYERS, GRUCell, folded_unroll
-from effmarl.replay.episode import pad_time, state_counts
+from effmarl.nets.rnn_agent import GRUCell
+from effmarl.replay.episode import pad_time
 
 
 def _set_parameter(module: nn.Module, dotted: str, value: nn.Parameter) -> None:
@@ -53,7 +53,7 @@ class _SeedOptimiserView:
 class SeedStack:
     """S learners (same configuration, different seeds) updated together; see the module docstring."""
 
-    def __init__(self, learners: list[Learner], vectorised: bool | None = None, fold: bool = True):
+    def __init__(self, learners: list[Learner], vectorised: bool | None = None):
         self.learners = learners
         base = learners[0]
         q = base.q
@@ -77,9 +77,6 @@ class SeedStack:
         device = next(iter(self.params.values())).device
         self.vectorised = device.type == "cuda" if vectorised is None else vectorised
         self.cells = [m for m in base.modules() if isinstance(m, GRUCell)]
-        # on a CPU, per-agent agents of every seed unroll in one pass (folded_unroll); the rest of the loss (mixer,
-        # targets) runs seed by seed. fold=False: the plain loop (the reference the fold is tested against)
-        self.fold = fold
         self.optimiser = RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
         self.max_norm = q["grad_norm_clip"]
 
@@ -103,14 +100,7 @@ class SeedStack:
             else:
                 at = torch.tensor(idx, device=next(iter(self.params.values())).device)
                 params = {n: p.index_select(0, at) for n, p in {**self.params, **self.target}.items()}
-            if len(members) > 1 and not self.vectorised and self.fold and self.template.agent.foldable:
-                agent_q = self._folded_agent_q(params, [padded[i] for i in members])
-                each = [functional_call(self.template, {n: p[j] for n, p in params.items()},
-                                        (padded[i], kind, (agent_q[0][j], agent_q[1][j])))
-                        for j, i in enumerate(members)]
-                loss = torch.stack([e[0] for e in each])
-                stat = {k: torch.stack([e[1][k] for e in each]) for k in each[0][1]}
-            elif len(members) == 1 or not self.vectorised:  # seed by seed (a dense GRU keeps the fused cell)
+            if len(members) == 1 or not self.vectorised:  # seed by seed (a dense GRU keeps the fused cell)
                 each = [functional_call(self.template, {n: p[j] for n, p in params.items()}, (padded[i], kind))
                         for j, i in enumerate(members)]
                 loss = torch.stack([e[0] for e in each])
@@ -130,18 +120,6 @@ class SeedStack:
                 losses[i] = loss[j].detach()
                 stats[i] = {k: v[j] for k, v in stat.items()}
         return total, losses, stats
-
-    def _folded_agent_q(self, params: dict[str, torch.Tensor], batches: list[dict[str, torch.Tensor]]):
-        """Online and target agent Q-values [S', B, T+1, n, A] of the seeds whose stacked parameters are `params`,
-        each on its own (time-padded) batch, by one folded unroll each (the target's without a graph)."""
-        inputs = torch.stack([self.template.inputs(b) for b in batches])
-        lengths = torch.stack([state_counts(b["filled"]) for b in batches])
-        online = {f"{k}.{p}": params[f"agent.{k}.{p}"] for k in LAYERS for p in ("weight", "bias")}
-        target = {f"{k}.{p}": params[f"target.agent.{k}.{p}"] for k in LAYERS for p in ("weight", "bias")}
-        q_all = folded_unroll(online, inputs, lengths)
-        with torch.no_grad():
-            q_target = folded_unroll(target, inputs, lengths)
-        return q_all, q_target
 
     def step(self, loss: torch.Tensor, seeds: list[int], updates: list[int], progress: list[float]) -> torch.Tensor:
         """Backward of Σ loss and one optimiser step of `seeds` (each seed's update number and fraction of its budget
