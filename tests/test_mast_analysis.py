@@ -204,6 +204,8 @@ def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
     assert "mast_dense" in qmix["runs"] and "budget 1,000" in qmix["runs"]
     perf = claims.loc["MAST's win rate relative to dense, every cell"]
     assert "SMAX is not SMAC" in perf["caveat"] and "no admissible sparsity" in perf["caveat"]
+    # the worst cell's ratio with its interval and how often a MAST run beats a dense one (constant synthetic runs)
+    assert perf["ours"].startswith("lowest MAST/dense ") and "P(MAST run > dense run) = " in perf["ours"]
     assert claims.loc["MAST-QMIX win rate on 3s5z with 10 % of the parameters", "ours"].startswith("not measured")
     empty = mast_claims.make([])
     assert empty["ours"].str.startswith("not measured").all()
@@ -238,3 +240,36 @@ def test_table1_and_the_selection_refuse_runs_trained_alike_in_name_only(tmp_pat
                                                                      "sparsity": [0.5], "chosen": [True],
                                                                      "admissible": [True]}))
     metrics.select_sparsity(dense[dense["cfg.env.map"] == "2s3z"], sweep[sweep["cfg.env.map"] == "2s3z"])
+
+
+def test_probability_of_improvement_counts_pairs_and_half_ties():
+    # x = 1, 2, 3 against y = 2, 2: pairs won 0 + 0 + 2, tied 0 + 2 + 0 -> (2 + 0.5 * 2) / 6
+    assert metrics.probability_of_improvement([1, 2, 3], [2, 2]) == pytest.approx(0.5)
+    assert metrics.probability_of_improvement([3, 4], [1, 2]) == 1.0
+    assert metrics.probability_of_improvement([0.5, 0.9, 0.1], [0.6]) == pytest.approx(1 / 3)  # only 0.9 beats 0.6
+    assert np.isnan(metrics.probability_of_improvement([1.0], []))
+
+
+def test_ratio_interval_holds_the_point_resamples_each_method_apart_and_needs_two_runs():
+    x, y = [0.62, 0.70, 0.75, 0.81], [0.76, 0.78, 0.80]
+    lo, hi = metrics.ratio_ci(x, y)
+    point = metrics.iqm(x) / metrics.iqm(y)
+    assert lo < point < hi and 0.7 < lo and hi < 1.1
+    assert metrics.ratio_ci([0.7, 0.7], [0.8, 0.8]) == pytest.approx((0.875, 0.875))  # no spread: the ratio
+    assert all(np.isnan(metrics.ratio_ci([0.7], [0.8, 0.9])))  # one run: no interval
+    assert all(np.isnan(metrics.ratio_ci([0.7, 0.8], [0.0, 0.1])))  # a resampled dense IQM of 0: no ratio
+
+
+def test_table1_and_selection_say_how_likely_a_method_beats_dense(tmp_path):
+    table = mast_table1.make(table1_inputs(tmp_path))
+    cells = table[(table["map"] == "3m")].set_index("method")
+    # dense wins 0.8 in each of 3 runs; every baseline's 2 runs win less (0.4 ... 0.76): P = 0; MAST 0.78 < 0.8: 0
+    assert (cells.loc[["Tiny", "SS", "SET", "RigL", "RLx2", "MAST"], "p_improvement"] == 0).all()
+    assert pd.isna(cells.loc["Dense", "p_improvement"])
+    # constant runs: the interval collapses on the ratio itself
+    assert cells.loc["MAST", "normalised_lo"] == pytest.approx(0.78 / 0.8, abs=1e-4)
+    assert cells.loc["MAST", "normalised_hi"] == pytest.approx(0.78 / 0.8, abs=1e-4)
+    dense, sweep = selection_inputs(tmp_path)
+    sel = mast_selection.make([f"dense={dense}", f"sweep={sweep}"]).set_index(["map", "sparsity"])
+    assert sel.loc[("3m", 0.5), "p_improvement"] == pytest.approx(0.5)  # 0.8 vs 0.8 everywhere: all ties
+    assert sel.loc[("2s3z", 0.9), "p_improvement"] == 0.0

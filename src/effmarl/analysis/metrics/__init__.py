@@ -35,10 +35,21 @@ from effmarl.analysis.metrics.rewards import (
                                              team_returns,
 )
 from effmarl.analysis.metrics.runs import RUN_ID, config_columns, grid_keys, label, per_run, run_columns, runs
-from effmarl.analysis.metrics.stats import bootstrap_ci, change_pct, iqm, normalise, paired, savgol, smooth
+from effmarl.analysis.metrics.stats import (
+                                             bootstrap_ci,
+                                             change_pct,
+                                             iqm,
+                                             normalise,
+                                             paired,
+                                             probability_of_improvement,
+                                             ratio_ci,
+                                             savgol,
+                                             smooth,
+)
 
 __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", "evaluations", "final_win_rate",
            "flops_averages", "interval_text",
+           "probability_of_improvement", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
            "LEAF_PHASES", "RUN_ID", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, run_columns
-from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, savgol
+from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
 from effmarl.config import ConfigError
 
 LAST_K = 20  # evaluations averaged per run (the paper's last 20)
@@ -164,6 +164,28 @@ def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate",
     return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
 
 
+VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "p_improvement"]
+
+
+def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
+                 value: str = "win_rate") -> pd.DataFrame:
+    """Per group of `keys` of `per_run_values`, against the dense runs of its `cell` (the (algo, map) columns):
+    `normalised_lo` / `normalised_hi`, the 95 % stratified-bootstrap interval of IQM / dense IQM (stats.ratio_ci), and
+    `p_improvement`, the probability that a run of the group beats a dense run (stats.probability_of_improvement;
+    0.5 = no difference). NaN where a side has too few runs (one seed has no interval)."""
+    rows = []
+    dense = {k if isinstance(k, tuple) else (k,): g[value].to_numpy(dtype=float)
+             for k, g in dense_runs.groupby(cell, dropna=False)}
+    for values, group in per_run_values.groupby(keys, dropna=False, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        mine = group[value].to_numpy(dtype=float)
+        ref = dense.get(tuple(values[keys.index(c)] for c in cell), np.array([]))
+        lo, hi = ratio_ci(mine, ref)
+        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
+                     "p_improvement": probability_of_improvement(mine, ref)})
+    return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])
+
+
 def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
                     tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
@@ -173,9 +195,10 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM
     (NaN where dense is 0), `admissible`, `chosen` and `rule` (how the chosen row was picked)."""
     require_comparable({"dense": dense, "sweep": sweep}, "sparsity selection")
-    d = seed_stats(final_win_rate(dense, k), [ALGO, MAP]).rename(
-        columns={c: f"dense_{c}" for c in STAT_COLUMNS})
-    s = seed_stats(final_win_rate(sweep, k), [ALGO, MAP, SPARSITY])
+    dense_runs, sweep_runs = final_win_rate(dense, k), final_win_rate(sweep, k)
+    d = seed_stats(dense_runs, [ALGO, MAP]).rename(columns={c: f"dense_{c}" for c in STAT_COLUMNS})
+    s = seed_stats(sweep_runs, [ALGO, MAP, SPARSITY]).merge(
+        versus_dense(sweep_runs, dense_runs, [ALGO, MAP, SPARSITY], [ALGO, MAP]), on=[ALGO, MAP, SPARSITY], how="left")
     table = s.merge(d, on=[ALGO, MAP], how="left").rename(columns={ALGO: "algo", MAP: "map", SPARSITY: "sparsity"})
     dense_iqm = table["dense_iqm"]
     table["normalised"] = np.where(dense_iqm > 0, table["iqm"] / dense_iqm.where(dense_iqm > 0), np.nan)
@@ -240,7 +263,8 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
         parts.append(f)
     runs = pd.concat(parts, ignore_index=True)
     keys = [ALGO, MAP, METHOD]
-    table = seed_stats(runs, keys)
+    table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], fd, keys, [ALGO, MAP]),
+                                         on=keys, how="left")
     means = runs.groupby(keys, dropna=False)[RATIO_COLUMNS + ["dense_size"]].mean().reset_index()
     table = table.merge(means, on=keys, how="left").merge(chosen, on=[ALGO, MAP], how="left")
     table = table.rename(columns={"_s": "sparsity"})

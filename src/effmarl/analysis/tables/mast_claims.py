@@ -125,8 +125,12 @@ def performance_row(cells: pd.DataFrame | None, runs: str) -> dict:
     if len(valid):
         worst = valid.loc[valid["normalised"].idxmin()]
         within = int((valid["normalised"] >= 0.97 - 1e-12).sum())
-        parts.append(f"lowest MAST/dense {worst['normalised']:.3f} ({_cell_text(worst)}, {int(worst['seeds'])} "
-                     f"seeds); {within} of {len(valid)} cells within 3 %")
+        lo, hi = worst.get("normalised_lo", np.nan), worst.get("normalised_hi", np.nan)
+        interval = f"[{lo:.3f}, {hi:.3f}]" if pd.notna(lo) and pd.notna(hi) else "(no interval)"
+        beats = worst.get("p_improvement")
+        beats = "" if pd.isna(beats) else f", P(MAST run > dense run) = {beats:.2f}"
+        parts.append(f"lowest MAST/dense {worst['normalised']:.3f} {interval}{beats} ({_cell_text(worst)}, "
+                     f"{int(worst['seeds'])} seeds); {within} of {len(valid)} cells within 3 % (point estimates)")
     if len(zero):
         names = ", ".join(_cell_text(r) for _, r in zero.iterrows())
         parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({names})")

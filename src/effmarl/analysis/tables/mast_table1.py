@@ -18,7 +18,10 @@ CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within S
            "win rate = per run the mean test win rate of the last min(20, available) evaluations in the final "
            "10 % of training, over seeds the IQM "
            "with a 95 % percentile-bootstrap interval (no interval for 1 seed) and mean ± std; normalised = IQM / "
-           "dense IQM (empty where dense wins 0 %); `seeds` = runs per cell. Rows with map 'average' average the "
+           "dense IQM (empty where dense wins 0 %) with its 95 % stratified-bootstrap interval (`normalised_lo`, "
+           "`normalised_hi`: each method's runs and dense's resampled separately, as rliable does), and "
+           "`p_improvement` = the probability that a run of the method beats a dense run (Mann-Whitney U / n·m; "
+           "0.5 = no difference); `seeds` = runs per cell. Rows with map 'average' average the "
            "ratios over the maps listed.")
 
 INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
@@ -28,7 +31,8 @@ INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
           "selection": "the CSV of table mast_selection"}
 
 SHOWN = ["algorithm", "map", "method", "sparsity", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio",
-         "train_flops_reduction", "normalised", "iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
+         "train_flops_reduction", "normalised", "normalised_lo", "normalised_hi", "p_improvement",
+         "iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
 
 
 def cells(inputs: list[str], name: str, k: int = LAST_K) -> pd.DataFrame:
