@@ -115,3 +115,23 @@ def test_run_config_command_writes_the_config_with_the_selected_sparsity(tmp_pat
                   input=yaml.safe_dump({**cfg, "algo": "ow_qmix"}))
     assert bad.returncode != 0 and len(bad.stderr.strip().splitlines()) == 1 and "0 chosen sparsities" in bad.stderr
     assert not (tmp_path / "x.yaml").exists()
+
+
+def test_a_profile_whose_compared_studies_are_trained_differently_stops_before_any_job():
+    """Fig. 8 / Table 1 / the selection put mast_dense, mast_sweep, mast_fig8 and the sparsity_from studies side by
+    side: a profile where one of them has another budget is refused at parse time, one line, naming the field, the
+    values and the studies; another map may differ."""
+    mast = {**SMAX, "sparse": {"method": "mast"}}
+    studies = {"mast_dense": {"base": {**SMAX, "sparse": {"method": "dense"}}, "grid": {"seed": [0]}},
+               "mast_sweep": {"base": mast, "grid": {"sparse.sparsity": [0.5, 0.9], "seed": [0]}},
+               "mast_fig8": {"base": {**mast, "budget": {"env_steps": 200}}, "grid": {"seed": [0]}}}
+    with pytest.raises(ConfigError) as err:
+        expand_all(profile(**studies))
+    assert str(err.value).splitlines() == [
+        "profile: field 'budget.env_steps': the studies paper 2 compares differ for qmix on 3m (400 in mast_dense, "
+        "mast_sweep; 200 in mast_fig8); every method of one comparison must be trained alike"]
+    other_map = {"base": {**mast, "env": {"backend": "smax", "map": "2s3z"}, "budget": {"env_steps": 200}},
+                 "grid": {"seed": [0]}}
+    expand_all(profile(**{**studies, "mast_fig8": other_map}))
+    alone = {k: v for k, v in studies.items() if k != "mast_fig8"}
+    expand_all(profile(**alone, ablation=studies["mast_fig8"]))  # not a compared study: its own budget

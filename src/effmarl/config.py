@@ -286,6 +286,9 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
+    problems = comparison_problems(workflow_cfg, runs)
+    if problems:
+        raise ConfigError(problems, "profile")
     bench_run = workflow_cfg.get("bench", {}).get("sparse", {}).get("run")
     if bench_run is not None:
         study, _, rid = bench_run.partition("/")
@@ -374,6 +377,43 @@ def selected_config(cfg: dict, selection_csv: str | Path) -> dict:
     out = copy.deepcopy(cfg)
     out["sparse"]["sparsity"] = float(rows[0]["sparsity"])
     return out
+
+
+# What every run that paper 2's comparisons put side by side (the sparsity selection, Table 1, Fig. 8) must share:
+# the paper runs every method "with identical hyper-parameters". Checked per (algo, map) on the profile's runs
+# before any job starts (`comparison_problems`) and again on the results by the analysis (metrics.require_comparable).
+COMPARABLE_SETTINGS = ("budget.env_steps", "qmix.updates_per_round", "qmix.num_envs", "qmix.batch_size", "qmix.lr",
+                       "qmix.epsilon_anneal_time", "qmix.scale_schedules", "qmix.eval_every", "qmix.eval_episodes",
+                       "qmix.shared_params")
+COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8")  # and every study with sparsity_from: selection
+
+
+def _dotted(cfg: dict, path: str):
+    for part in path.split("."):
+        if not isinstance(cfg, dict) or part not in cfg:
+            return None
+        cfg = cfg[part]
+    return cfg
+
+
+def comparison_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
+    """One line per COMPARABLE_SETTINGS value that differs between the studies paper 2's comparisons put side by side
+    (mast_dense, mast_sweep, mast_fig8 and the sparsity_from studies), within one (algo, map)."""
+    studies = [s for s in (*COMPARISON_STUDIES, *selection_studies(workflow_cfg)) if s in runs]
+    seen: dict[tuple, dict[str, dict]] = {}
+    for study in dict.fromkeys(studies):
+        for cfg in runs[study].values():
+            cell = seen.setdefault((cfg.get("algo"), _dotted(cfg, "env.map")), {})
+            for path in COMPARABLE_SETTINGS:
+                cell.setdefault(path, {}).setdefault(repr(_dotted(cfg, path)), []).append(study)
+    lines = []
+    for (algo, env_map), cell in seen.items():
+        for path, values in cell.items():
+            if len(values) > 1:
+                text = "; ".join(f"{value} in {', '.join(dict.fromkeys(names))}" for value, names in values.items())
+                lines.append(f"field '{path}': the studies paper 2 compares differ for {algo} on {env_map} ({text}); "
+                             "every method of one comparison must be trained alike")
+    return lines
 
 
 def selection_studies(workflow_cfg: dict) -> list[str]:
