@@ -15,8 +15,11 @@ from effmarl.analysis.metrics import LAST_K, select_sparsity
 
 CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map, MAST's win rate at every swept "
            "sparsity against the dense model. Statistic: per run the mean test win rate of the last min(20, "
-           "available) evaluations; over seeds the IQM with a 95 % percentile-bootstrap interval (none for 1 seed); "
-           "`seeds` = runs behind each value. Admissible: MAST IQM >= 0.97 x dense IQM; chosen: the highest "
+           "available) evaluations in the final 10 % of training; over seeds the IQM with a 95 % "
+           "percentile-bootstrap interval (none for 1 seed); `seeds` = runs behind each value. `normalised` = MAST "
+           "IQM / dense IQM with its 95 % stratified-bootstrap interval (`normalised_lo`, `normalised_hi`); "
+           "`p_improvement` = the probability that a MAST run beats a dense run (0.5 = no difference). "
+           "Admissible: MAST IQM >= 0.97 x dense IQM; chosen: the highest "
            "admissible sparsity (else the lowest swept, admissible=False). Where dense wins 0 % the rule holds "
            "trivially (see `note`).")
 
