@@ -4,7 +4,8 @@ import sys
 
 from snakemake.utils import min_version
 
-from effmarl.config import ConfigError, expand_all, load_yaml, validate
+from effmarl.config import ConfigError, load_yaml, validate
+from effmarl.studies import expand_all
 
 min_version("9.0")
 

@@ -12,7 +12,8 @@ from conftest import ROOT
 
 from effmarl.bench import sparse
 from effmarl.cli import main
-from effmarl.config import ConfigError, expand_all
+from effmarl.config import ConfigError
+from effmarl.studies import expand_all
 
 
 def test_every_variant_computes_the_dense_masked_network_and_the_flops_ratio_follows_the_sparsity():

@@ -6,7 +6,8 @@ import copy
 
 import pytest
 
-from effmarl.config import ConfigError, config_hash, expand_study, load_yaml, validate
+from effmarl.config import ConfigError, config_hash, load_yaml, validate
+from effmarl.studies import expand_study
 
 GOOD_RUN = {"study": "t", "algo": "random", "seed": 0, "env": {"backend": "mpe", "n_agents": 3}}
 
@@ -149,7 +150,7 @@ def test_cross_field_checks_run_inside_validate_for_both_stacks():
 def test_cross_field_errors_of_a_profile_name_the_study_run():
     profile = {"profile": "smoke", "results_dir": "r", "figures_dir": "f",
                "studies": {"s": {"base": {**MADDPG, "offpolicy": {"batch_size": 5000}}, "grid": {"seed": [0]}}}}
-    from effmarl.config import expand_all
+    from effmarl.studies import expand_all
 
     with pytest.raises(ConfigError) as err:
         expand_all(validate(profile))
@@ -184,7 +185,7 @@ def test_mixed_int_and_str_unknown_keys_are_reported_not_crashed():
 
 
 def test_run_ids_are_file_names_and_wildcards_for_any_grid_value():
-    from effmarl.config import run_id
+    from effmarl.studies import run_id
 
     assert run_id({"offpolicy.hidden": [64, 64], "seed": 0}) == "hidden-64x64_seed-0"
     assert run_id({"offpolicy.lr": 0.01}) == "lr-0.01"

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from effmarl.config import expand_all
+from effmarl.studies import expand_all
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(os.environ["EFFMARL_CONTAINER_OUT"]) if os.environ.get("EFFMARL_CONTAINER_OUT") else None

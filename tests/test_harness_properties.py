@@ -161,7 +161,7 @@ def test_a_bad_set_override_is_one_line_and_nothing_is_written(tmp_path, capsys,
 @SETTINGS
 @given(grid_value=JUNK)
 def test_any_grid_value_gives_a_valid_file_name_or_a_one_line_error(grid_value):
-    from effmarl.config import expand_study
+    from effmarl.studies import expand_study
 
     study = {"base": {"algo": "random", "seed": 0, "env": {"backend": "mpe"}}, "grid": {"env.max_cycles": [grid_value]}}
     try:

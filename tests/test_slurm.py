@@ -17,7 +17,7 @@ import pytest
 import yaml
 from conftest import ROOT
 
-from effmarl.config import expand_all, process_groups
+from effmarl.studies import expand_all, process_groups
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
 slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")

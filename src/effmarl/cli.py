@@ -50,7 +50,8 @@ def _apply_override(cfg: dict, override: str) -> None:
 
 
 def _cmd_validate(args) -> int:
-    from effmarl.config import expand_all, load_yaml, validate
+    from effmarl.config import load_yaml, validate
+    from effmarl.studies import expand_all
 
     for path in args.configs:
         raw = load_yaml(path)
@@ -72,7 +73,8 @@ def _cmd_run_config(args) -> int:
     import yaml
 
     from effmarl import io
-    from effmarl.config import parse_yaml, selected_config
+    from effmarl.config import parse_yaml
+    from effmarl.studies import selected_config
 
     cfg = parse_yaml(sys.stdin.read(), "stdin")
     if args.selection:

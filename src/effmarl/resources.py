@@ -29,7 +29,7 @@ import math
 import sys
 from collections import defaultdict
 
-from effmarl.config import seed_groups
+from effmarl.studies import seed_groups
 
 MIB = 2**20
 SAFETY = 1.5            # runtime requested = estimate x SAFETY (+ START_MIN); a late job is lost work
@@ -225,7 +225,8 @@ def profile_table(expanded: dict[str, dict[str, dict]]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from effmarl.config import ConfigError, expand_all, load_yaml
+    from effmarl.config import ConfigError, load_yaml
+    from effmarl.studies import expand_all
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:

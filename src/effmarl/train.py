@@ -18,9 +18,10 @@ import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
-from effmarl.config import ConfigError, cross_checks, seed_groups
+from effmarl.config import ConfigError, cross_checks
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
+from effmarl.studies import seed_groups
 
 seed_everything = harness.seed_everything  # kept for callers that import it from here
 

@@ -3,7 +3,7 @@ import os
 import re
 import shlex
 
-from effmarl.config import process_groups, selection_studies
+from effmarl.studies import process_groups, selection_studies
 from effmarl.resources import for_process, for_run
 
 # Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.

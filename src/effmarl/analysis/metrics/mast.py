@@ -15,7 +15,8 @@ import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
-from effmarl.config import COMPARABLE_SETTINGS, ConfigError
+from effmarl.config import ConfigError
+from effmarl.studies import COMPARABLE_SETTINGS
 
 LAST_K = 20  # evaluations averaged per run (the paper's last 20)
 FINAL_FRACTION = 0.1  # ... within the final 10 % of the run (the paper's last 20 of 200 evaluations)
@@ -25,7 +26,7 @@ TOLERANCE = 0.03  # admissible: MAST >= (1 - 3 %) x dense
 ALGO, MAP, METHOD, SPARSITY, SEED = "cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity", "cfg.seed"
 STAT_COLUMNS = ["iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
 RATIO_COLUMNS = ["size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]
-# What every run of one comparison (a selection or Table-1 cell, a Fig. 8 panel) must share (config.py, which checks
+# What every run of one comparison (a selection or Table-1 cell, a Fig. 8 panel) must share (studies.py, which checks
 # a profile's configs before any job starts; here the results are checked, whichever runs they come from).
 SHARED_SETTINGS = [f"cfg.{path}" for path in COMPARABLE_SETTINGS]
 
