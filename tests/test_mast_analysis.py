@@ -232,7 +232,7 @@ def test_table1_and_the_selection_refuse_runs_trained_alike_in_name_only(tmp_pat
                                    ({"cfg.sparse.sparsity": 0.5, "cfg.env.map": "2s3z"}, [0.4])])
     with pytest.raises(ValueError) as err:
         metrics.select_sparsity(dense, sweep)
-    assert [line for line in str(err.value).splitlines()] == [
+    assert str(err.value).splitlines() == [
         "sparsity selection: qmix/3m: runs differ in cfg.qmix.updates_per_round: 2 (sweep); 8 (dense) (every method "
         "of one comparison must be trained alike)"]
     with pytest.raises(ValueError, match="Table 1: qmix/3m: runs differ in cfg.qmix.updates_per_round"):

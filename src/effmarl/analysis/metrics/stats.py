@@ -47,12 +47,16 @@ def probability_of_improvement(x, y) -> float:
     return float(stats.mannwhitneyu(x, y, alternative="two-sided").statistic / (len(x) * len(y)))
 
 
-def ratio_ci(x, y, statistic=None, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
+def iqm(values, axis=0):
+    """Interquartile mean (rliable's aggregate): the mean of the middle 50 % of the values."""
+    return stats.trim_mean(np.asarray(values, dtype=float), 0.25, axis=axis)
+
+
+def ratio_ci(x, y, statistic=iqm, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
              seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of statistic(x) / statistic(y) (default: the IQM), the runs of x and of y
     resampled independently, each within its own method (rliable's stratified bootstrap on one task). NaN bounds
     where either side has fewer than two runs or a resample's denominator is 0."""
-    statistic = statistic or iqm
     x, y = (np.asarray(v, dtype=float) for v in (x, y))
     x, y = x[np.isfinite(x)], y[np.isfinite(y)]
     if len(x) < 2 or len(y) < 2:
@@ -72,11 +76,6 @@ def ratio_ci(x, y, statistic=None, confidence: float = CONFIDENCE, n_resamples: 
                               n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
     lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
     return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else (float("nan"), float("nan"))
-
-
-def iqm(values, axis=0):
-    """Interquartile mean (rliable's aggregate): the mean of the middle 50 % of the values."""
-    return stats.trim_mean(np.asarray(values, dtype=float), 0.25, axis=axis)
 
 
 def change_pct(new, base):
