@@ -26,13 +26,19 @@ What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=...)`):
     a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
     kept because nothing is saved after it;
   - seeds: `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy
-    Generator per purpose) and `episode_seed(seed, index)` (environment reset seeds); one derivation for all.
+    Generator per purpose) and `episode_seed(seed, index)` (environment reset seeds); one derivation for all;
+    `global_rng_states()` / `set_global_rng_states(states)`: the global generators' states as data.
+A payload is read back as data only (`effmarl.safeload.load_torch`: tensors, numbers, strings, lists, dicts and
+the few types in `safeload.SAFE_GLOBALS`), so a run state holds nothing else; one that does not load so — a
+crafted file, or an older effmarl's payload holding other objects — is refused like a damaged one. The manifest
+names the commit that wrote it (`git_commit`).
 Errors reach the command line as one line: `ConfigError` (and `CheckpointError`) -> exit 2, `RunStopped`
 subclasses -> their `exit_code`.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -44,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from effmarl import io
+from effmarl import io, safeload
 from effmarl.config import ConfigError
 
 FORMAT_VERSION = 1
@@ -105,6 +111,50 @@ def stream_rng(seed: int, stream: int) -> np.random.Generator:
 def episode_seed(seed: int, index: int) -> int:
     """The environment reset seed of episode (or collection round) `index`."""
     return seed * 100_003 + index
+
+
+def global_rng_states() -> dict:
+    """The states of the global generators (torch, CUDA, numpy, python) as data: tensors, numbers, strings, lists
+    and dicts, which a data-only load reads back (numpy's MT19937 key as an int64 tensor)."""
+    import torch
+
+    numpy_state = np.random.get_state(legacy=False)
+    version, internal, gauss = random.getstate()
+    return {"torch": torch.get_rng_state(),
+            "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
+            "numpy_global": {"bit_generator": numpy_state["bit_generator"],
+                             "key": torch.from_numpy(numpy_state["state"]["key"].astype(np.int64)),
+                             "pos": int(numpy_state["state"]["pos"]), "has_gauss": int(numpy_state["has_gauss"]),
+                             "gauss": float(numpy_state["gauss"])},
+            "python": {"version": version, "state": list(internal), "gauss": gauss}}
+
+
+def set_global_rng_states(states: dict) -> None:
+    """Restore `global_rng_states()`; also takes the tuples an older effmarl saved (np.random.get_state(),
+    random.getstate())."""
+    import torch
+
+    torch.set_rng_state(states["torch"])
+    if states["cuda"] is not None and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(states["cuda"])
+    numpy_state = states["numpy_global"]
+    if isinstance(numpy_state, dict):
+        numpy_state = {"bit_generator": numpy_state["bit_generator"],
+                       "state": {"key": np.asarray(numpy_state["key"].numpy(), dtype=np.uint32),
+                                 "pos": numpy_state["pos"]},
+                       "has_gauss": numpy_state["has_gauss"], "gauss": numpy_state["gauss"]}
+    np.random.set_state(numpy_state)
+    python = states["python"]
+    random.setstate((python["version"], tuple(python["state"]), python["gauss"]) if isinstance(python, dict)
+                    else python)
+
+
+@functools.cache
+def written_by() -> str | None:
+    """The commit of the effmarl that writes checkpoints in this process (provenance.git_state), or None."""
+    from effmarl.provenance import git_state
+
+    return git_state()["commit"]
 
 
 # ---------------------------------------------------------------- resume key
@@ -226,14 +276,14 @@ class CheckpointStore:
         return None if manifest is None else (self.read_payload(manifest), manifest["progress"])
 
     def read_payload(self, manifest: dict) -> dict:
-        """The payload of a manifest `check` has verified."""
-        import torch
-
+        """The payload of a manifest `check` has verified, loaded as data only: a file that checks out but does not
+        load so (damaged before its manifest was written, crafted with a recomputed manifest, or an older
+        effmarl's payload holding other objects) is refused."""
         payload = self.dir / manifest["file"]
         try:
-            return torch.load(payload, weights_only=False)
-        except Exception as exc:  # a file that checks out but does not unpickle: another writer's format
-            raise self._refuse(payload, f"unreadable checkpoint ({exc.__class__.__name__})") from None
+            return safeload.load_torch(payload)
+        except safeload.UnreadableFile as exc:
+            raise self._refuse(payload, f"unreadable checkpoint ({exc.reason})") from None
 
     def save(self, state: dict, key: dict, progress: int, unit: str) -> Path:
         import torch
@@ -250,7 +300,7 @@ class CheckpointStore:
         io.write_with(payload, write)
         manifest = {"format_version": FORMAT_VERSION, "sequence": seq, "file": payload.name,
                     "sha256": digest["sha256"], "bytes": payload.stat().st_size, "progress": int(progress),
-                    "unit": unit, "resume_key": key}
+                    "unit": unit, "resume_key": key, "git_commit": written_by()}
         manifest["manifest_sha256"] = _manifest_digest(manifest)
         io.write_json(self.manifest_path, manifest)  # the commit
         if previous and previous["file"] != payload.name:

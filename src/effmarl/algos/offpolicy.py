@@ -20,7 +20,6 @@ starts and finds one, and stops the run if an update round leaves a NaN/Inf in t
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -78,9 +77,7 @@ class TrainState:
         return {
             "learner": self.learner.state_dict(),
             "storage": self.storage.state_dict(),
-            "rng": {"sampler": self.rng.bit_generator.state, "torch": torch.get_rng_state(),
-                    "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else None,
-                    "numpy_global": np.random.get_state(), "python": random.getstate()},
+            "rng": {"sampler": self.rng.bit_generator.state, **harness.global_rng_states()},  # data only
             "counters": {"episode": self.episode, "env_steps": self.env_steps, "update_rounds": self.update_rounds},
             "metrics": self.metrics,
             "phases": self.phases,
@@ -91,11 +88,7 @@ class TrainState:
         self.storage.load_state_dict(state["storage"])
         rng = state["rng"]
         self.rng.bit_generator.state = rng["sampler"]
-        torch.set_rng_state(rng["torch"])
-        if rng["cuda"] is not None and torch.cuda.is_available():
-            torch.cuda.set_rng_state_all(rng["cuda"])
-        np.random.set_state(rng["numpy_global"])
-        random.setstate(rng["python"])
+        harness.set_global_rng_states(rng)
         counters = state["counters"]
         self.episode, self.env_steps, self.update_rounds = (counters["episode"], counters["env_steps"],
                                                             counters["update_rounds"])
