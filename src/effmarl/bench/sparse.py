@@ -127,11 +127,12 @@ def variants_of_run(run: Path) -> tuple[dict, dict]:
     """The five variants of a trained run's per-agent networks (model.pt) with its final masks (masks.pt)."""
     import torch
 
+    from effmarl.safeload import load_torch
     from effmarl.sparse.flops import gru_forward_flops, linear_forward_flops
 
     Agent, Factored, MaskMul, PerAgent, CSRLinear, CompactLinear = _modules()
-    weights = torch.load(run / "model.pt", map_location="cpu")
-    masks = torch.load(run / "masks.pt", map_location="cpu")["online"]["topology"]["masks"]
+    weights = load_torch(run / "model.pt", map_location="cpu")  # data only (effmarl.safeload)
+    masks = load_torch(run / "masks.pt", map_location="cpu")["online"]["topology"]["masks"]
     if weights["agent.fc1.weight"].dim() != 3:
         raise ValueError(f"{run}/model.pt: one shared agent network; the benchmark needs per-agent networks "
                          "(qmix.shared_params: false)")

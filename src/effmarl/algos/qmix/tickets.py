@@ -19,6 +19,7 @@ from pathlib import Path
 import torch
 
 from effmarl.config import ConfigError
+from effmarl.safeload import UnreadableFile, load_torch
 
 FIELD = "field 'sparse.ticket.source'"
 ARCHITECTURE = ("rnn_hidden_dim", "mixing_embed_dim", "hypernet_embed", "hypernet_layers",
@@ -47,9 +48,9 @@ def _refuse(cfg: dict, problem: str) -> ConfigError:
 
 def _load(cfg: dict, path: Path):
     try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # noqa: BLE001  (any unreadable file is one line)
-        raise _refuse(cfg, f"{path.name} cannot be read ({type(exc).__name__})") from None
+        return load_torch(path, map_location="cpu")  # data only (effmarl.safeload)
+    except UnreadableFile as exc:
+        raise _refuse(cfg, f"{path.name} cannot be read ({exc.reason})") from None
 
 
 def _expected_shapes(cfg: dict, spec) -> dict[str, tuple[int, ...]]:

@@ -10,6 +10,7 @@ import numpy as np
 
 from effmarl.analysis.common import OPTIONAL, algo_name, map_name, named_inputs, read_tables, shown_runs
 from effmarl.analysis.metrics import seeds_text
+from effmarl.safeload import load_torch
 
 FIRST = "agent.fc1.weight"
 CAPTION = ("Paper 2, Figure 11 on SMAX: MAST's final masks per agent. Heat map = active fraction of each agent "
@@ -23,11 +24,9 @@ INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
 
 def first_layer(paths: list[str]) -> np.ndarray | None:
     """[agents, inputs]: per agent and input feature, the fraction of fc1's output units connected, mean over files."""
-    import torch
-
     found = []
-    for path in paths:
-        masks = torch.load(path, map_location="cpu", weights_only=False)["online"]["topology"]["masks"]
+    for path in paths:  # data only: a shared results/ may hold a crafted masks.pt (effmarl.safeload)
+        masks = load_torch(path, map_location="cpu")["online"]["topology"]["masks"]
         if FIRST in masks:
             m = masks[FIRST].float()
             found.append((m.mean(dim=-2) if m.dim() == 3 else m.mean(dim=0, keepdim=True)).numpy())
