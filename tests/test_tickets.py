@@ -150,6 +150,21 @@ def test_bad_tickets_are_one_line_naming_the_field(source, spec, tmp_path):
     assert line.startswith("field 'sparse.ticket.source'") and "agent.fc1.weight has shape (3, 8, 5)" in line
 
 
+def test_a_ticket_source_whose_files_would_run_code_is_refused_in_one_line_and_runs_nothing(source, spec, tmp_path):
+    from test_data_only_loads import crafted
+
+    marker = tmp_path / "marker"
+    for name in ("masks.pt", "model.pt"):
+        path = tmp_path / name
+        path.mkdir()
+        for f in ("masks.pt", "model.pt", "provenance.json"):
+            (path / f).write_bytes((source["path"] / f).read_bytes())
+        crafted(path / name, marker, torch.load(source["path"] / name))
+        line = one_line(ticket_cfg("cheating", path), spec)
+        assert line.startswith("field 'sparse.ticket.source'") and f"{name} cannot be read (UnpicklingError" in line
+    assert not marker.exists()
+
+
 def test_a_bad_source_is_refused_before_the_run_directory_exists(tmp_path):
     from effmarl.train import train
 
