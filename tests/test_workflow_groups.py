@@ -28,11 +28,25 @@ def test_runs_per_process_chunks_a_study_in_grid_order_whatever_it_varies():
 
 
 def test_seeds_per_process_groups_only_runs_that_differ_in_their_seed():
-    cfg = profile(s={"base": {**SMAX, "sparse": {"method": "mast"}},
+    cfg = profile(s={"base": {**SMAX, "device": "cuda", "sparse": {"method": "mast"}},
                      "grid": {"sparse.sparsity": [0.5, 0.9], "seed": [0, 1, 2]}, "seeds_per_process": 2})
     groups = process_groups(cfg, expand_all(cfg))
     assert [ids for _, ids in groups.values()] == [["sparsity-0.5_seed-0", "sparsity-0.5_seed-1"],
                                                    ["sparsity-0.9_seed-0", "sparsity-0.9_seed-1"]]
+
+
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_seeds_in_lockstep_on_a_cpu_are_refused_in_one_line_before_any_job(device, monkeypatch):
+    """8 seeds in lockstep cost 13.8-19x one seed on the CPU (benchmarks/results/qmix_engine.md): more than 8
+    separate runs, so a profile asking for it on a CPU is refused; on CUDA it stays available."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = profile(s={"base": {**SMAX, "device": device}, "grid": {"seed": [0, 1]}, "seeds_per_process": 2})
+    with pytest.raises(ConfigError) as err:
+        expand_all(cfg)
+    assert str(err.value).count("\n") == 0 and "studies.s.seeds_per_process" in str(err.value)
+    assert "cpu" in str(err.value) and "cuda" in str(err.value)
 
 
 def test_a_lone_run_stays_a_job_of_its_own():

@@ -75,7 +75,7 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
-    problems = comparison_problems(workflow_cfg, runs)
+    problems = comparison_problems(workflow_cfg, runs) + lockstep_problems(workflow_cfg, runs)
     if problems:
         raise ConfigError(problems, "profile")
     bench_run = workflow_cfg.get("bench", {}).get("sparse", {}).get("run")
@@ -91,6 +91,27 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
 
 
 LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
+
+
+def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
+    """Seeds in lockstep only where they pay: on a CPU 8 seeds in one process cost 13.8-19x one seed
+    (benchmarks/results/qmix_engine.md: the learner is compute-bound there, and seeds with their own parameters
+    share no work), more than 8 separate jobs, so seeds_per_process > 1 is refused for runs on the CPU (device cpu,
+    or auto on a host without CUDA). On CUDA, vmap runs every seed's op as one kernel."""
+    lines = []
+    for study, spec in workflow_cfg["studies"].items():
+        if spec.get("seeds_per_process", 1) == 1:
+            continue
+        devices = {cfg["device"] for cfg in runs[study].values() if cfg["algo"] in LOCKSTEP_ALGOS}
+        if "auto" in devices:
+            import torch
+
+            devices = {d if d != "auto" else ("cuda" if torch.cuda.is_available() else "cpu") for d in devices}
+        if "cpu" in devices:
+            lines.append(f"field 'studies.{study}.seeds_per_process': seeds in lockstep run on the cpu here, where 8 "
+                         "seeds cost 13.8-19x one seed (benchmarks/results/qmix_engine.md); set 1 (one job per "
+                         "seed) or runs_per_process, or device: cuda")
+    return lines
 
 
 def seed_groups(cfgs: list[dict]) -> list[list[int]]:
