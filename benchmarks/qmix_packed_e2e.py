@@ -1,11 +1,15 @@
-"""End to end: the same QMIX-family training run with the packed learner unroll (the default) and with the padded
-one (nets.rnn_agent.padded_unroll, every step of a batch cut to its longest episode), side by side in one process.
+"""End to end: the same QMIX-family training run through different learner paths, side by side in one process: the
+packed learner unroll (the default), the padded one (nets.rnn_agent.padded_unroll, every step of a batch cut to its
+longest episode) and the compiled update (algos.qmix.lockstep.compiled_update: loss and gradient as one jitted JAX
+program per length bucket).
 
     python benchmarks/qmix_packed_e2e.py --config RUN.yaml --out benchmarks/results/qmix_packed_e2e [--repeats 1]
+        [--paths padded packed compiled]
 
-Each repeat trains the run once per path (padded first, then packed, alternating), each into a fresh temporary run
-directory, with one torch thread; it records wall seconds, the learner phases, updates, the final test win rate,
-and the padding share of the batches the learner saw. `effmarl bench qmix --only update` measures one update on
+Each repeat trains the run once per path (in the order given, alternating), each into a fresh temporary run
+directory, with one torch thread; it records wall and CPU seconds (all threads of the process: JAX may use more
+than one core), the learner phases, updates, the final test win rate, and the padding share of the batches the
+learner saw. `effmarl bench qmix --only update` measures one update on
 a buffer of random play; this measures a whole run, where a learned policy's batches are padded differently.
 Writes <out>.csv and <out>.md (with the command and the machine)."""
 
@@ -21,8 +25,11 @@ import pandas as pd
 import torch
 
 from effmarl import config, provenance, train
+from effmarl.algos.qmix.lockstep import compiled_update
 from effmarl.nets.rnn_agent import padded_unroll
 from effmarl.replay import episode
+
+PATHS = {"padded": padded_unroll, "packed": contextlib.nullcontext, "compiled": compiled_update}
 
 
 def main() -> None:
@@ -30,6 +37,7 @@ def main() -> None:
     parser.add_argument("--config", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--paths", nargs="+", choices=list(PATHS), default=["padded", "packed"])
     args = parser.parse_args()
     cfg = {**config.load_run_config(args.config), "threads": 1}
     torch.set_num_threads(1)
@@ -47,32 +55,34 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory(prefix="effmarl-packed-e2e-") as tmp:
         for repeat in range(args.repeats):
-            for path, context in (("padded", padded_unroll), ("packed", contextlib.nullcontext)):
+            for path in args.paths:
                 seen.update(alive=0, rows=0)
-                start = time.perf_counter()
-                with context():
+                start, cpu = time.perf_counter(), time.process_time()
+                with PATHS[path]():
                     rundir = train.train(cfg, str(Path(tmp) / f"{path}-{repeat}"))
-                wall = time.perf_counter() - start
+                wall, cpu = time.perf_counter() - start, time.process_time() - cpu
                 metrics = pd.read_parquet(rundir.path / "metrics.parquet")
                 phases = pd.read_parquet(rundir.path / "phases.parquet").groupby("phase")["seconds"].sum()
-                rows.append({"repeat": repeat, "path": path, "wall_s": wall,
+                rows.append({"repeat": repeat, "path": path, "wall_s": wall, "cpu_s": cpu,
                              "learner_s": phases.get("learner_forward", 0) + phases.get("learner_backward", 0),
                              "acting_s": phases.get("acting", 0), "updates": int(metrics["updates"].iloc[-1]),
                              "alive_share": seen["alive"] / max(1, seen["rows"]),
                              "final_test_win_rate": float(metrics["test_win_rate"].iloc[-1])})
     table = pd.DataFrame(rows)
-    padded = table[table.path == "padded"].set_index("repeat")
-    for column in ("learner_s", "wall_s"):  # padded ÷ this path, within one repeat
-        table[column.replace("_s", "_speedup")] = table["repeat"].map(padded[column]) / table[column]
+    base = table[table.path == args.paths[0]].set_index("repeat")
+    for column in ("learner_s", "wall_s", "cpu_s"):  # the first path ÷ this path, within one repeat
+        table[column.replace("_s", "_speedup")] = table["repeat"].map(base[column]) / table[column]
     rec = provenance.record()
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(out.with_suffix(".csv"), index=False)
     out.with_suffix(".md").write_text(
-        f"# Packed vs padded learner unroll, one whole run ({cfg['algo']}, {cfg['sparse']['method']}, SMAX "
+        f"# Learner paths {' vs '.join(args.paths)}, one whole run each ({cfg['algo']}, {cfg['sparse']['method']}, "
+        f"SMAX "
         f"{cfg['env']['map']}, {cfg['budget']['env_steps']} env steps, 1 thread)\n\n{rec['hardware']['cpu_model']}, "
         f"commit {rec['git']['commit']}; command: `python benchmarks/qmix_packed_e2e.py --config {args.config} "
-        f"--out {args.out} --repeats {args.repeats}`\n\n" + table.to_markdown(index=False, floatfmt=".3g") + "\n")
+        f"--out {args.out} --repeats {args.repeats} --paths {' '.join(args.paths)}`\n\n"
+        + table.to_markdown(index=False, floatfmt=".3g") + "\n")
     print(table.to_string())
 
 

@@ -1,6 +1,6 @@
 """What one learner update's time scales with: dense per-agent QMIX at SMAX 3m's sizes (3 agents, obs 30, 9 actions,
-state 48; PyMARL's widths), one thread, `Learner.loss` + `Learner.step` on random batches of B episodes that all have
-T transitions, for B in 32 / 96 / 256 (1 / 3 / 8 seeds' batches as one) and T in 13 / 26.
+state 48; PyMARL's widths), one thread, `SeedStack.losses` + `SeedStack.step` (one seed) on random batches of B
+episodes that all have T transitions, for B in 32 / 96 / 256 (1 / 3 / 8 seeds' batches as one) and T in 13 / 26.
 
     python benchmarks/qmix_update_scaling.py --out benchmarks/results/qmix_update_scaling
 
@@ -17,7 +17,7 @@ import pandas as pd
 import torch
 
 from effmarl import provenance
-from effmarl.algos.qmix import Learner
+from effmarl.algos.qmix import Learner, SeedStack
 from effmarl.config import validate
 from effmarl.envs.base import EnvSpec
 from effmarl.replay.episode import empty_batch, episode_scheme
@@ -46,15 +46,15 @@ def main() -> None:
     cfg = validate({"study": "bench", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
                     "budget": {"env_steps": 100}, "qmix": {"shared_params": False}}, part="run")
     torch.manual_seed(0)
-    learner = Learner("qmix", cfg["qmix"], N, OBS, A, STATE, seed=0)
+    stack = SeedStack([Learner("qmix", cfg["qmix"], N, OBS, A, STATE, seed=0)])
     g, rows = torch.Generator().manual_seed(0), []
     for batch in (32, 96, 256):
         for steps in (13, 26):
             data = random_batch(batch, steps, g)
 
             def update(data=data):
-                loss, _ = learner.loss(data)
-                learner.step(loss, 1, 0.5)
+                total, _, _ = stack.losses([data], [("one_step", 1, 0.0)], [0])
+                stack.step(total, [0], [1], [0.5])
 
             for _ in range(3):
                 update()

@@ -11,7 +11,7 @@ import pytest
 import torch
 from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, accounting, check_config, mast_components, target_kind, tiny_hyper
+from effmarl.algos.qmix import Learner, SeedStack, accounting, check_config, mast_components, target_kind, tiny_hyper
 from effmarl.config import ConfigError, validate
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, linear_factory
 from effmarl.replay.dual import DualReplay
@@ -38,6 +38,12 @@ def make_learner(algo="qmix", method="mast", delta_m=2, mellowmax=None):
                    mellowmax=mellowmax, seed=0)
 
 
+def step(stack, batch, t, progress):
+    """One optimiser step of a one-seed stack (lockstep.SeedStack owns every run's step) on `batch`."""
+    total, _, _ = stack.losses([batch], [("one_step", 1, 0.0)], [0])
+    stack.step(total, [0], [t], [progress])
+
+
 def inputs_of(batch):
     last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
     return agent_inputs(batch["obs"], last, A)
@@ -56,9 +62,9 @@ def test_every_layer_stays_at_budget_in_online_and_target_networks(algo):
     total = sum(m.numel() for m in topo.masks.values())
     assert sum(int(m.sum()) for m in topo.masks.values()) == round(0.1 * total)
     first = {n: m.clone() for n, m in topo.masks.items()}
+    stack = SeedStack([learner])
     for t in range(1, 13):
-        loss, _ = learner.loss(random_batch(seed=t))
-        learner.step(loss, t, progress=t / 40)
+        step(stack, random_batch(seed=t), t, t / 40)
         if t % 4 == 0:
             learner.update_targets()
         for tp, params in ((topo, dict(learner.named_parameters())), (learner.target_topology, None)):
@@ -68,8 +74,8 @@ def test_every_layer_stays_at_budget_in_online_and_target_networks(algo):
             for name, mask in tp.masks.items():
                 weight = params[name] if params else tp.params[name]
                 assert not weight[~mask].any(), name  # inactive weights exactly zero
-                if params and weight.grad is not None:
-                    assert not weight.grad[~mask].any(), name  # and their gradients
+                if params:
+                    assert not stack.params[name].grad[0][~mask].any(), name  # and their gradients
     assert any(not torch.equal(first[n], topo.masks[n]) for n in first)  # the topology did evolve
     assert len(learner.sparse.history) == 6  # every Δm = 2 updates while ζ > 0
     for row in learner.sparse.history:
@@ -84,8 +90,7 @@ def test_every_layer_stays_at_budget_in_online_and_target_networks(algo):
 def test_target_keeps_its_masks_between_syncs():
     learner = make_learner("qmix", "rigl", delta_m=1)
     before = {n: m.clone() for n, m in learner.target_topology.masks.items()}
-    loss, _ = learner.loss(random_batch())
-    learner.step(loss, 1, progress=0.0)
+    step(SeedStack([learner]), random_batch(), 1, 0.0)
     assert any(not torch.equal(before[n], learner.sparse.topology.masks[n]) for n in before)
     assert all(torch.equal(before[n], learner.target_topology.masks[n]) for n in before)
 

@@ -51,6 +51,7 @@ def learners(algo, method, seeds):
 def test_stacked_updates_equal_separate_learners(algo, method, vectorised):
     seeds = [0, 1, 2]
     separate = learners(algo, method, seeds)
+    alone = [SeedStack([learner]) for learner in separate]  # each seed its own one-seed stack, as a single run
     stacked = SeedStack(learners(algo, method, seeds), vectorised=vectorised)
     kinds = [("one_step", 1, 0.0), ("td_lambda", 1, 0.6), ("one_step", 1, 0.0)]  # two kinds: two vmap groups
     for t in range(1, 6):
@@ -59,11 +60,11 @@ def test_stacked_updates_equal_separate_learners(algo, method, vectorised):
         total, losses, stats = stacked.losses(batches, kinds, seeds)
         norms = stacked.step(total, seeds, [t] * 3, [t / 10] * 3)
         for s, learner in enumerate(separate):
-            loss, stat = learner.loss(batches[s], kinds[s])
-            torch.testing.assert_close(losses[s], loss.detach(), rtol=1e-5, atol=1e-6)
+            total_s, (loss,), (stat,) = alone[s].losses([batches[s]], [kinds[s]], [0])
+            torch.testing.assert_close(losses[s], loss, rtol=1e-5, atol=1e-6)
             for key, value in stat.items():
                 torch.testing.assert_close(stats[s][key], value, rtol=1e-5, atol=1e-6)
-            norm = learner.step(loss, t, t / 10)
+            norm = alone[s].step(total_s, [0], [t], [t / 10])[0]
             torch.testing.assert_close(norms[s], norm, rtol=1e-4, atol=1e-6)
             if t == 3:
                 learner.update_targets()

@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_qmix_learner import OBS, STATE, A, N, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, check_config
+from effmarl.algos.qmix import Learner, SeedStack, check_config
 from effmarl.algos.qmix.accounting import write_accounting
 from effmarl.config import ConfigError, validate
 from effmarl.runs import RunDir
@@ -41,9 +41,10 @@ def total(lr):
 
 def train_steps(lr, n=3):
     """n gradient updates, each one a topology update (delta_m 1, progress 0: ζ = ζ0)."""
+    stack = SeedStack([lr])  # the one owner of the optimiser step, for one seed
     for t in range(1, n + 1):
-        loss, _ = lr.loss(random_batch(seed=t))
-        lr.step(loss, t, 0.0)
+        total, _, _ = stack.losses([random_batch(seed=t)], [("one_step", 1, 0.0)], [0])
+        stack.step(total, [0], [t], [0.0])
     return lr.sparse.history[-1]
 
 

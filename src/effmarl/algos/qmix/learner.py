@@ -1,4 +1,5 @@
-"""The learner of the QMIX family: networks, target networks, optimiser, the loss, and one optimiser step.
+"""The learner of the QMIX family: networks, target networks and the loss (lockstep.SeedStack owns the optimiser step,
+for one seed or S seeds).
 
     loss(batch, kind)
       unroll the GRU agents over the episode batch → Q-values [B, T+1, n, A]
@@ -6,9 +7,6 @@
       y     = returns of `kind` (one-step / n-step / λ) over V(s_t) from the run's target operator (operators.py)
       QMIX / RES: masked mean of (Q_tot − y)²; OW-QMIX weights it (1 under, w over the target) and adds Q*'s own
       loss; RES adds λ·(Q_tot − G_t)² with the discounted return G_t
-    step(loss, t, progress)
-      backward; sparse: evolve on schedule (RigL reads the dense gradient), mask gradients; clip; RMSprop;
-      sparse: re-zero inactive weights
 
 `loss` is a pure function of the parameters and the batch (its statistics are returned as tensors), so the
 lockstep trainer (lockstep.py) evaluates it for many seeds at once with torch.func.vmap.
@@ -22,8 +20,7 @@ import torch
 from torch import nn
 
 from effmarl.algos.qmix.networks import build_networks
-from effmarl.algos.qmix.operators import NEG, choose_operator
-from effmarl.algos.qmix.optim import RMSprop
+from effmarl.algos.qmix.operators import choose_operator, greedy_actions
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.replay import episode
 from effmarl.sparse import SparseTraining
@@ -31,7 +28,8 @@ from effmarl.targets.returns import discounted_returns, targets
 
 
 class Learner(nn.Module):
-    """Networks, target networks and the optimiser of one qmix-family algorithm, and its update.
+    """Networks, target networks, sparse topology and loss of one qmix-family algorithm (its optimiser step:
+    lockstep.SeedStack.step).
 
     sparse: the run's `sparse:` section with the effective delta_m (None or method dense/tiny: no masks);
     mellowmax: {"operator", "alpha", "omega", "beta"} when the mellowmax component replaces the target operator
@@ -56,7 +54,6 @@ class Learner(nn.Module):
         self.target = copy.deepcopy(networks)
         self.target.requires_grad_(False)
         self.target_topology = self.sparse.topology.bind(self.target) if self.sparse else None
-        self.optimiser = RMSprop(self.online_parameters(), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
 
     def networks(self) -> nn.ModuleDict:
         """The online networks by name (agent, mixer, and OW-QMIX's central ones)."""
@@ -70,19 +67,6 @@ class Learner(nn.Module):
             module.load_state_dict(getattr(self, name).state_dict())
         if self.sparse:  # target networks copy the masks
             self.sparse.topology.copy_masks_to(self.target_topology)
-
-    def step(self, loss: torch.Tensor, t: int, progress: float) -> torch.Tensor:
-        """One optimiser step on `loss` (update number t, fraction `progress` of the budget done); returns the
-        gradient norm before clipping. Sparse: evolve on schedule, mask gradients, re-zero inactive weights."""
-        self.optimiser.zero_grad()
-        loss.backward()
-        if self.sparse:
-            self.sparse.before_step(self.optimiser, t, progress)  # RigL reads the dense gradient here
-        grad_norm = nn.utils.clip_grad_norm_(self.online_parameters(), self.q["grad_norm_clip"])
-        self.optimiser.step()
-        if self.sparse:
-            self.sparse.after_step()
-        return grad_norm
 
     def sparse_state(self) -> dict | None:
         if not self.sparse:
@@ -106,7 +90,7 @@ class Learner(nn.Module):
         """Fraction of the batch's agent-steps whose stored action differs from the current greedy action."""
         last = torch.cat([torch.full_like(batch["actions"][:, :1], -1), batch["actions"][:, :-1]], dim=1)
         qs = self.unroll(self.agent, agent_inputs(batch["obs"], last, self.n_actions), batch["filled"])[:, :-1]
-        greedy = qs.masked_fill(~batch["avail"][:, :-1], NEG).argmax(-1)
+        greedy = greedy_actions(qs, batch["avail"][:, :-1])
         differ = (greedy != batch["actions"][:, :-1]) & batch["filled"].unsqueeze(-1)
         return float(differ.sum()) / max(1, int(batch["filled"].sum()) * self.n_agents)
 

@@ -23,7 +23,7 @@ import warnings
 import numpy as np
 import torch
 
-from effmarl.algos.qmix.operators import NEG
+from effmarl.algos.qmix.operators import greedy_actions
 from effmarl.envs import make_env
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.profiling.phases import PhaseTimer
@@ -34,7 +34,7 @@ def select_actions(q_values: torch.Tensor, avail: torch.Tensor, epsilon: float,
                    generator: torch.Generator) -> torch.Tensor:
     """ε-greedy over available actions only (PyMARL): the greedy action is the best available one, and a
     random action is uniform over the available ones. Returns CPU actions (the generator lives there)."""
-    greedy = q_values.masked_fill(~avail, NEG).argmax(-1).cpu()
+    greedy = greedy_actions(q_values, avail).cpu()
     if epsilon <= 0:
         return greedy
     flat = avail.reshape(-1, avail.shape[-1]).float().cpu()

@@ -7,9 +7,10 @@ agents' torch parameters enter through DLPack and the episode batch leaves the s
 ε-greedy draws come from PRNGKey(env_seed_s) folded with a constant: a function of the round, so a resumed run
 draws what an uninterrupted one would. The loop stops as soon as every copy of every seed has ended.
 
-The agent here is PyMARL's RNNAgent written in JAX (fc1 → ReLU → GRU cell → fc2, torch.nn.GRUCell's gate order),
-for shared weights [out, in] and per-agent weights [n_agents, out, in] alike; masked (sparse) weights are zeros
-in the parameters, so every method runs through the same program.
+The agent is functional.agent_step, the one JAX definition of PyMARL's RNNAgent (fc1 → ReLU → GRU cell → fc2,
+torch.nn.GRUCell's gate order) that the compiled learner update unrolls too, for shared weights [out, in] and
+per-agent weights [n_agents, out, in] alike, its parameters named by the torch module; masked (sparse) weights are
+zeros in the parameters, so every method runs through the same program. Greedy actions: functional.greedy_actions.
 """
 
 from __future__ import annotations
@@ -24,26 +25,12 @@ from effmarl.nets.rnn_agent import RNNAgent
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay.episode import episode_scheme
 
-AGENT_PARAMS = ("fc1.weight", "fc1.bias", "rnn.ih.weight", "rnn.ih.bias", "rnn.hh.weight", "rnn.hh.bias",
-                "fc2.weight", "fc2.bias")
 EXPLORE_SALT = 0x5EED
 
 
-def _linear(jnp, x, w, b):
-    """x [E, n, in] through shared (w [out, in]) or per-agent (w [n, out, in]) weights."""
-    if w.ndim == 2:
-        return x @ w.T + b
-    return jnp.einsum("eni,noi->eno", x, w) + b
-
-
-def agent_step(jnp, jax, p: dict, inputs, h):
-    """One step of the GRU agent: Q-values [E, n, A] and the next hidden state [E, n, H]."""
-    x = jax.nn.relu(_linear(jnp, inputs, p["fc1.weight"], p["fc1.bias"]))
-    i_r, i_z, i_n = jnp.split(_linear(jnp, x, p["rnn.ih.weight"], p["rnn.ih.bias"]), 3, axis=-1)
-    h_r, h_z, h_n = jnp.split(_linear(jnp, h, p["rnn.hh.weight"], p["rnn.hh.bias"]), 3, axis=-1)
-    r, z = jax.nn.sigmoid(i_r + h_r), jax.nn.sigmoid(i_z + h_z)
-    h = (1.0 - z) * jnp.tanh(i_n + r * h_n) + z * h
-    return _linear(jnp, h, p["fc2.weight"], p["fc2.bias"]), h
+def agent_parameter_names() -> tuple[str, ...]:
+    """The agent's parameter names as the torch module defines them (shared and per-agent layers name them alike)."""
+    return tuple(name for name, _ in RNNAgent(1, 1, 1).named_parameters())
 
 
 @functools.cache
@@ -56,7 +43,7 @@ def build_rollout(reset_one, step_one, n: int, limit: int, n_actions: int):
     import jax
     import jax.numpy as jnp
 
-    eye = jnp.eye(n, dtype=jnp.float32)
+    from effmarl.algos.qmix.functional import agent_inputs, agent_step, greedy_actions
 
     def rollout(params, copy_seeds, env_seed, epsilon):
         keys, state, done, (obs, world, avail) = jax.vmap(reset_one)(jax.vmap(jax.random.PRNGKey)(copy_seeds))
@@ -81,11 +68,9 @@ def build_rollout(reset_one, step_one, n: int, limit: int, n_actions: int):
             active = ~done
             buf = {**buf, "obs": put(buf["obs"], t, obs, active), "state": put(buf["state"], t, world, active),
                    "avail": put(buf["avail"], t, avail, active)}
-            onehot_last = jax.nn.one_hot(last, n_actions, dtype=jnp.float32) * (last >= 0)[..., None]
-            inputs = jnp.concatenate([obs, onehot_last, jnp.broadcast_to(eye, (e, n, n))], axis=-1)
-            q, h = agent_step(jnp, jax, params, inputs, h)
+            q, h = agent_step(params, agent_inputs(obs, last, n_actions), h)
             explore, k_random, k_coin = jax.random.split(explore, 3)
-            greedy = jnp.argmax(jnp.where(avail, q, -jnp.inf), axis=-1)
+            greedy = greedy_actions(q, avail)
             random = jax.random.categorical(k_random, jnp.where(avail, 0.0, -jnp.inf), axis=-1)
             actions = jnp.where(jax.random.uniform(k_coin, greedy.shape) < epsilon, random, greedy).astype(jnp.int32)
             keys, state, done, (obs, world, avail, reward, terminated, _, won_t) = jax.vmap(step_one)(
@@ -149,7 +134,7 @@ class SMAXRunner:
 
     def _params(self, agents: list[RNNAgent]) -> dict:
         own = [dict(agent.named_parameters()) for agent in agents]
-        return {name: _to_jax(torch.stack([p[name].detach() for p in own])) for name in AGENT_PARAMS}
+        return {name: _to_jax(torch.stack([p[name].detach() for p in own])) for name in agent_parameter_names()}
 
     def _run(self, copies: int, agents, env_seeds, epsilons) -> list[tuple[dict, dict]]:
         import jax.numpy as jnp
