@@ -1,8 +1,10 @@
 """Counters of the sampling phase (effmarl.profiling.counters): simulated cache misses by cachegrind, perf
-recorded as unavailable with a reason where the host has no PMU, torch profiler operator times."""
+recorded as unavailable with a reason where the host has no PMU, torch profiler operator times. The tests check
+how counts are measured and recorded, never which sampler has fewer misses (a measured result, docs/results.md)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import numpy as np
@@ -36,27 +38,42 @@ def test_numpy_gather_equals_storage_gather():
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("valgrind") is None or not probe_cachegrind()["available"],
                     reason="valgrind cachegrind not available")
-def test_neighbor_sampling_has_fewer_simulated_misses(tmp_path):
-    """Reference storage, N = 3, batch 256, k = 16, 2 000 stored transitions, 4 rounds, a 256 KiB simulated
-    last-level cache (so the small buffers exceed it, as 1e6-transition buffers exceed a real LLC): neighbor
-    sampling causes fewer simulated last-level misses per sampled transition than uniform. The
-    simulation is deterministic (fixed PYTHONHASHSEED; the two 0-round runs differ by ~100 of 1e7 misses);
-    measured 90.0 vs 84.7 LL (169.9 vs 167.5 D1) misses per sampled transition. D1 is not asserted: at 20 000
-    stored transitions with an 8 MiB LL, neighbor had *more* D1 misses (308 vs 175; docs/paper1.md)."""
+def test_counter_record_holds_both_samplers_names_its_sources_and_counts_per_sampled_transition(tmp_path):
+    """A real cachegrind measurement (reference storage, N = 3, batch 64, k = 16, 300 stored transitions, 2
+    rounds) is recorded correctly: both samplers, every source named (an unavailable one with its reason), the
+    sampling work isolated as (R rounds - 0 rounds) from one 0-round run both samplers share, divided by the
+    R * N * B transitions sampled, and the machine it ran on in the provenance.
+
+    Which sampler causes fewer simulated misses is not asserted: it is an empirical result that came out both
+    ways at fill 2 000 with a 256 KiB last level (neighbor 94.25 vs uniform 90.75 last-level misses per sampled
+    transition on a loaded machine, 84.7 vs 90.0 on an idle one); it belongs in the counters figure and
+    docs/results.md, beside the CPU it was measured on."""
     out = tmp_path / "counters"
     rc = main(["counters", "--agents", "3", "--storage", "reference", "--sampler", "uniform", "neighbor",
-               "--batch", "256", "--k", "16", "--fill", "2000", "--rounds", "4", "--sources", "cachegrind", "perf",
-               "ncu", "--cache", "LL=262144,8,64", "--out", str(out)])
+               "--batch", "64", "--k", "16", "--fill", "300", "--rounds", "2", "--sources", "cachegrind", "perf",
+               "ncu", "--out", str(out)])
     assert rc == 0
     table = pd.read_parquet(f"{out}.parquet")
-    for metric in ("DLm",):
-        cg = table[(table.source == "cachegrind") & (table.metric == metric)].set_index("sampler")
-        assert cg.loc["neighbor", "per_sampled_transition"] < cg.loc["uniform", "per_sampled_transition"]
-        assert (cg["per_sampled_transition"] > 0).all()
-    # every record names its source; unavailable sources carry a reason
     assert set(table.source) == {"cachegrind", "perf", "ncu"}
     assert table.loc[~table.available, "reason"].notna().all()
-    assert (tmp_path / "counters.json").exists()
+
+    cg = table[table.source == "cachegrind"]
+    assert cg.available.all()
+    events = ("Ir", "Dr", "Dw", "D1m", "DLm", "D1mr", "DLmr")
+    assert set(zip(cg.sampler, cg.metric, strict=True)) == {(s, m) for s in ("uniform", "neighbor") for m in events}
+    assert set(zip(cg.sampler, cg.k, strict=True)) == {("uniform", 1), ("neighbor", 16)}
+    assert (cg.sampled_transitions == 2 * 3 * 64).all()
+    assert np.allclose(cg.value, cg.count_with_rounds - cg.count_without_rounds)
+    assert np.allclose(cg.per_sampled_transition, cg.value / cg.sampled_transitions)
+    base = cg.pivot(index="metric", columns="sampler", values="count_without_rounds")
+    assert (base["uniform"] == base["neighbor"]).all()  # one 0-round run, shared by both samplers
+    # sampling executes and reads: R rounds cost instructions and data reads beyond the 0-round fill
+    work = cg[cg.metric.isin(["Ir", "Dr"])]
+    assert (work.value > 0).all()
+
+    record = json.loads((tmp_path / "counters.json").read_text())
+    assert record["provenance"]["hardware"]["cpu_model"]
+    assert record["provenance"]["counters"]["sources"] == ["cachegrind", "perf", "ncu"]
 
 
 def test_driver_processes_run_side_by_side_once_each_and_give_the_same_records(monkeypatch):
