@@ -228,7 +228,7 @@ class SeedRun:
                                             "components": self.on, "method": self.cfg["sparse"]["method"],
                                             "note": "epsilon_anneal_time and delta_m scaled by budget / reference "
                                                     "when qmix.scale_schedules; T0 and RLx2's delay are fractions "
-                                                    "of the budget (papers.md, paper 2 Decisions)"})
+                                                    "of the budget (docs/specification.md, paper 2 Decisions)"})
         io.write_with(self.rundir.path / "model.pt",
                       lambda tmp: torch.save({k: v.clone() for k, v in self.learner.state_dict().items()
                                               if not k.startswith("target.")}, tmp))

@@ -62,8 +62,8 @@ def allocation_problems(cfg: dict) -> list[str]:
 
 def effective_schedule(cfg: dict) -> dict:
     """The schedules actually used. Budgets below 2 M env steps scale the ε schedule and the topology interval Δm
-    by budget / 2 M (papers.md Decision); T0 (hybrid TD(λ)) and RLx2's delay are fractions of the budget, so
-    they scale with it by construction."""
+    by budget / 2 M (docs/specification.md, paper 2 Decisions); T0 (hybrid TD(λ)) and RLx2's delay are
+    fractions of the budget, so they scale with it by construction."""
     q, budget = cfg["qmix"], cfg["budget"]["env_steps"]
     scale = min(1.0, budget / REFERENCE_ENV_STEPS) if q["scale_schedules"] else 1.0
     out = {"schedule_scale": scale, "epsilon_anneal_time": max(1, round(q["epsilon_anneal_time"] * scale)),
