@@ -45,10 +45,15 @@ COPY requirements/lock.txt requirements/lock.txt
 RUN pip install --index-url "${TORCH_INDEX}" torch==2.13.0 \
     && pip install --constraint requirements/lock.txt --requirement requirements/lock.txt
 
+# /etc/effmarl-image marks this project's image (not just any container): `effmarl env-info` reports
+# "project image: yes" with its first line, and every output's provenance records it as project_image.
 COPY . .
 RUN pip install --no-deps . \
     && if [ "${WITH_STARCRAFT_SMAC}" = "1" ]; then \
          pip install "smac @ git+https://github.com/oxwhirl/smac.git@${SMAC_REF}"; \
-       fi
+       fi \
+    && printf 'effmarl %s image, commit %s, torch from %s, StarCraft II SMAC %s\n' \
+         "$(python -c 'import effmarl; print(effmarl.__version__)')" "${GIT_COMMIT}" "${TORCH_INDEX}" \
+         "${WITH_STARCRAFT_SMAC}" > /etc/effmarl-image
 
 CMD ["snakemake", "--cores", "all"]

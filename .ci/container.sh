@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI step: build the project's Dockerfile with podman (vfs storage, chroot isolation: no Docker engine and no
-# registry base images here), then, inside the built image, run `effmarl env-info`, record `pip freeze`, run
-# the smoke workflow, and check with tests/test_container.py that the image holds the lock's environment and
-# that the outputs exist with provenance saying they came from the container.
+# registry base images here), then, inside the built image, run `effmarl env-info` (which must report
+# "project image: yes", from the marker the Dockerfile writes), record `pip freeze`, run the smoke workflow,
+# and check with tests/test_container.py that the image holds the lock's environment and that the outputs
+# exist with provenance saying they came from the container.
 # Facts this relies on: docs of the development machine (podman run fails on setrlimit; buildah run works).
 # Every step has a timeout; the image store lives in a private directory that is removed at the end.
 set -euo pipefail
@@ -63,7 +64,8 @@ step "build the image (podman, vfs, chroot isolation)" 2400 \
 step "a working container from the image" 600 buildah $STORE from --pull=never --name "$CONTAINER" "$IMAGE"
 in_image() { buildah $STORE run --isolation chroot --workingdir /effmarl "$@"; }
 env_info() {
-  in_image "$CONTAINER" -- effmarl env-info
+  in_image "$CONTAINER" -- effmarl env-info | tee "$OUT/env-info.txt"
+  grep -q '^project image: yes' "$OUT/env-info.txt" || { echo "env-info does not see the project image" >&2; return 1; }
   in_image "$CONTAINER" -- effmarl env-info --json > "$OUT/env-info.json"
   in_image "$CONTAINER" -- pip freeze --all > "$OUT/pip-freeze.txt"
 }

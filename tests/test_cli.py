@@ -88,6 +88,39 @@ def test_env_info_text_lists_each_counter_source():
         assert source in proc.stdout
 
 
+@pytest.mark.parametrize("marker", [None, "effmarl 0.1.0, commit abc123", ""])
+def test_env_info_says_whether_it_runs_in_this_projects_image_from_the_dockerfiles_marker(
+        tmp_path, monkeypatch, capsys, marker):
+    """Any container (/.dockerenv, ...) is `container: yes`; only the marker file the Dockerfile writes makes
+    `project image: yes`, naming what the marker says."""
+    from effmarl import provenance
+    from effmarl.cli import main
+    from effmarl.profiling import tools
+
+    path = tmp_path / "effmarl-image"
+    if marker is not None:
+        path.write_text(marker + "\n")
+    monkeypatch.setattr(provenance, "IMAGE_MARKER", path)
+    monkeypatch.setattr(tools, "probe_all", lambda: {})  # the counter probes are tested above
+    assert main(["env-info"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if x.startswith("project image:"))
+    if marker is None:
+        assert line == f"project image: no (no {path}, which this project's Dockerfile writes)"
+        assert provenance.environment()["project_image"] is None
+    elif marker:
+        assert line == "project image: yes (effmarl 0.1.0, commit abc123)"
+        assert provenance.environment()["project_image"] == "effmarl 0.1.0, commit abc123"
+    else:
+        assert line == f"project image: yes (unnamed ({path} is empty))"
+
+
+def test_the_dockerfile_writes_the_image_marker_env_info_reads(repo_root):
+    from effmarl.provenance import IMAGE_MARKER
+
+    dockerfile = (repo_root / "Dockerfile").read_text()
+    assert f"> {IMAGE_MARKER}" in dockerfile and "${GIT_COMMIT}" in dockerfile
+
+
 def test_validate_command_counts_runs_of_each_profile(repo_root):
     proc = run_cli("effmarl", "validate", *(str(p) for p in sorted((repo_root / "configs").glob("*.yaml"))))
     assert proc.returncode == 0, proc.stderr

@@ -116,6 +116,7 @@ def test_env_info_ran_in_the_container_built_from_this_commit():
     info = _env_info()
     commit = (OUT / "git-commit.txt").read_text().strip()
     assert info["in_container"] is True
+    assert info["project_image"] and commit in info["project_image"], info["project_image"]
     assert info["git"] == {"commit": commit, "dirty": None, "source": "EFFMARL_GIT_COMMIT"}
     assert info["python_executable"].startswith("/opt/venv/"), info["python_executable"]
 
@@ -138,5 +139,5 @@ def test_smoke_outputs_exist_and_provenance_says_container():
         records.append(OUT / f"{entry['stem']}.provenance.json")
     for path in records:
         rec = json.loads(path.read_text())
-        assert rec["in_container"] is True, path
+        assert rec["in_container"] is True and commit in (rec.get("project_image") or ""), path
         assert rec["git"]["commit"] == commit and rec["git"]["source"] == "EFFMARL_GIT_COMMIT", path

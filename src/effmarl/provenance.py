@@ -20,6 +20,10 @@ TRACKED_PACKAGES = [
 ]
 
 
+# Written by the Dockerfile: present only in this project's image, not in just any container.
+IMAGE_MARKER = Path("/etc/effmarl-image")
+
+
 def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
@@ -92,6 +96,23 @@ def _machine() -> dict:
     }
 
 
+def in_container() -> bool:
+    """Inside some container: Docker's /.dockerenv, podman's /run/.containerenv, or this project's image's
+    EFFMARL_CONTAINER (buildah run creates neither file)."""
+    return (Path("/.dockerenv").exists() or Path("/run/.containerenv").exists()
+            or bool(os.environ.get("EFFMARL_CONTAINER")))
+
+
+def project_image() -> str | None:
+    """The first line of IMAGE_MARKER (the image's version and the commit it was built from) when this runs in
+    this project's image, else None."""
+    try:
+        lines = IMAGE_MARKER.read_text().splitlines()
+    except OSError:
+        return None
+    return lines[0].strip() if lines and lines[0].strip() else f"unnamed ({IMAGE_MARKER} is empty)"
+
+
 def environment() -> dict:
     """Everything about where a result is produced, without the run-specific parts."""
     return {
@@ -101,7 +122,8 @@ def environment() -> dict:
         "packages": package_versions(),
         "hardware": hardware(),
         "git": git_state(),
-        "in_container": Path("/.dockerenv").exists() or bool(os.environ.get("EFFMARL_CONTAINER")),
+        "in_container": in_container(),
+        "project_image": project_image(),
     }
 
 
