@@ -37,8 +37,8 @@ def test_seeds_per_process_groups_only_runs_that_differ_in_their_seed():
 
 @pytest.mark.parametrize("device", ["cpu", "auto"])
 def test_seeds_in_lockstep_on_a_cpu_are_refused_in_one_line_before_any_job(device, monkeypatch):
-    """8 seeds in lockstep cost 13.8-19x one seed on the CPU (benchmarks/results/qmix_engine.md): more than 8
-    separate runs, so a profile asking for it on a CPU is refused; on CUDA it stays available."""
+    """8 seeds in lockstep cost 7.9-10.2x one seed on the CPU (benchmarks/results/qmix_lockstep_cpu.md): no less
+    than 8 separate runs, so a profile asking for it on a CPU is refused; on CUDA it stays available."""
     import torch
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

@@ -94,10 +94,10 @@ LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
 
 
 def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
-    """Seeds in lockstep only where they pay: on a CPU 8 seeds in one process cost 13.8-19x one seed
-    (benchmarks/results/qmix_engine.md: the learner is compute-bound there, and seeds with their own parameters
-    share no work), more than 8 separate jobs, so seeds_per_process > 1 is refused for runs on the CPU (device cpu,
-    or auto on a host without CUDA). On CUDA, vmap runs every seed's op as one kernel."""
+    """Seeds in lockstep only where they pay: on a CPU 8 seeds in one process cost 7.9-10.2x one seed's time
+    (benchmarks/results/qmix_lockstep_cpu.md: the learner is compute-bound there, and seeds with their own
+    parameters share no work), no less than 8 separate jobs, so seeds_per_process > 1 is refused for runs on the CPU
+    (device cpu, or auto on a host without CUDA). On CUDA, vmap runs every seed's op as one kernel."""
     lines = []
     for study, spec in workflow_cfg["studies"].items():
         if spec.get("seeds_per_process", 1) == 1:
@@ -108,9 +108,9 @@ def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> l
 
             devices = {d if d != "auto" else ("cuda" if torch.cuda.is_available() else "cpu") for d in devices}
         if "cpu" in devices:
-            lines.append(f"field 'studies.{study}.seeds_per_process': seeds in lockstep run on the cpu here, where 8 "
-                         "seeds cost 13.8-19x one seed (benchmarks/results/qmix_engine.md); set 1 (one job per "
-                         "seed) or runs_per_process, or device: cuda")
+            lines.append(f"field 'studies.{study}.seeds_per_process': seeds in lockstep would run on the cpu, where 8 "
+                         "seeds cost 7.9-10.2x one seed (benchmarks/results/qmix_lockstep_cpu.md), no less than 8 "
+                         "separate jobs; set 1 (one job per seed) or runs_per_process, or device: cuda")
     return lines
 
 

@@ -4,8 +4,10 @@ dynamic sparse training of all three (paper 2). Split the way EPyMARL splits it;
   networks.py   the GRU agents and mixers of an algorithm, built in one place; Tiny's narrowed widths
   operators.py  the target operator of each algorithm (double-Q max, OW-QMIX's central Q*, RES's softmax, Soft
                 Mellowmax), chosen once per run
-  learner.py    one seed's networks, targets, optimiser, loss and optimiser step (sparse masks included)
-  lockstep.py   S seeds' learners stacked along a seed axis and updated as one computation (torch.func.vmap)
+  learner.py    one seed's networks, targets and loss (sparse masks included)
+  lockstep.py   the optimiser step of 1 or S seeds, stacked along a seed axis and updated as one computation
+  functional.py the agent, mixers, operators, returns and loss as pure JAX functions (the runner's agent too)
+  compiled.py   the loss and gradient as one jitted JAX program (measured against the eager update; opt-in)
   runner.py     episode runners: collect ε-greedy episode batches and evaluate (Python reference; SMAX jitted)
   settings.py   cross-field config checks, the schedules a budget implies, the return each update uses
   tickets.py    random / winning / cheating tickets: masks (and weights) from a finished sparse run
