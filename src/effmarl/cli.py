@@ -1,4 +1,4 @@
-"""The `effmarl` command line: train, validate, aggregate, figure, table, index, env-info."""
+"""The `effmarl` command line: train, validate, aggregate, figure, table, index, env-info, readme-tables."""
 
 from __future__ import annotations
 
@@ -224,6 +224,21 @@ def _cmd_costs(args) -> int:
     return 0
 
 
+def _cmd_readme_tables(args) -> int:
+    from effmarl.readme_tables import run
+
+    stale, empty = run(args.files, args.published, args.check)
+    for name in empty:
+        print(f"{name}: no <!-- published:NAME --> block", file=sys.stderr)
+    if args.check:
+        for name in stale:
+            print(f"{name}: its tables differ from {args.published}; run effmarl readme-tables without --check")
+        return 1 if stale else 0
+    for name in stale:
+        print(name)
+    return 0
+
+
 def _cmd_sampling_bench(args) -> int:
     from effmarl.profiling.sampling_bench import run
 
@@ -321,6 +336,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("env-info", help="describe this environment: versions, hardware, counter sources")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_cmd_env_info)
+
+    p = sub.add_parser("readme-tables", help="regenerate the tables README.md and docs/ quote from published/ "
+                       "(the blocks between <!-- published:NAME --> comments)")
+    p.add_argument("files", nargs="+", help="Markdown files, e.g. README.md docs/results.md")
+    p.add_argument("--published", default="published/default", help="the published run (default: %(default)s)")
+    p.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
+    p.set_defaults(func=_cmd_readme_tables)
 
     p = sub.add_parser("costs", help="what a finished workflow run cost, from its jobs' Snakemake benchmark files")
     p.add_argument("--results", required=True, help="the run's results_dir")

@@ -1,0 +1,166 @@
+"""`effmarl readme-tables`: the tables README.md and docs/ quote from `published/`, regenerated from the files.
+
+A Markdown file marks each generated block with a pair of comments naming it:
+
+    <!-- published:paper1-claims -->
+    ... (everything in between is replaced) ...
+    <!-- /published:paper1-claims -->
+
+and `effmarl readme-tables README.md docs/results.md docs/costs.md` rewrites every block from the published CSV
+tables and their `.provenance.json` sidecars (`--check` only reports the files whose blocks differ, and exits 1).
+Links in a block are relative to the file it is written into. tests/test_docs.py fails when a block differs from
+what this would write, so a number quoted from `published/` cannot drift from the file it comes from.
+
+Blocks (BLOCKS): `paper1-claims`, `paper2-claims` (claim, paper, ours), `paper2-table1` (Table 1 of the default
+profile) and `default-costs` (what each part of the default profile cost, from `effmarl costs` tables).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from effmarl import io
+from effmarl.config import ConfigError
+
+MARKER = re.compile(r"<!-- published:([a-z0-9-]+) -->\n(.*?)<!-- /published:\1 -->", re.S)
+OPEN = re.compile(r"<!-- published:([a-z0-9-]+) -->")
+
+
+class Block:
+    """What one block is made from and how: `render(read, link)`, where `read(rel)` loads a published file and
+    `link(rel)` is the path to it from the Markdown file being written."""
+
+    def __init__(self, sources: tuple[str, ...], render: Callable):
+        self.sources, self.render = sources, render
+
+
+def _rows(text: str) -> list[dict]:
+    return list(csv.DictReader(text.splitlines()))
+
+
+def _cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _measured(prov: dict) -> str:
+    hw = prov.get("hardware") or {}
+    commit = ((prov.get("git") or {}).get("commit") or "unknown")[:7]
+    return (f"{hw.get('cpu_model', 'unknown CPU')} ({hw.get('usable_cores', '?')} cores); table made "
+            f"{(prov.get('finished_at') or '?')[:10]} at commit {commit}")
+
+
+def _claims(stem: str) -> Callable:
+    def render(read, link) -> str:
+        rows = _rows(read(f"{stem}.csv"))
+        prov = json.loads(read(f"{stem}.provenance.json"))
+        body = _table(["claim", "paper", "ours"], [[r["claim"], r["paper"], r["ours"]] for r in rows])
+        return (f"{body}\n\nMeasured on {_measured(prov)}. The runs, ratios and caveats of each row: "
+                f"[`{stem}.md`]({link(stem + '.md')}).\n")
+    return render
+
+
+def _table1(read, link) -> str:
+    stem = "mast/tables/table1"
+    rows = [r for r in _rows(read(f"{stem}.csv")) if r["map"] != "average"]
+    prov = json.loads(read(f"{stem}.provenance.json"))
+    body = _table(
+        ["algorithm, map", "method", "sparsity", "training FLOPs", "win rate IQM [95 % CI]", "/ dense", "seeds"],
+        [[f"{r['algorithm']} {r['map']}", r["method"], f"{float(r['sparsity']):g}",
+          "1" if float(r["train_flops_reduction"]) == 1 else f"1 / {float(r['train_flops_reduction']):.1f}",
+          f"{float(r['iqm']):.3f} [{float(r['iqm_lo']):.3f}, {float(r['iqm_hi']):.3f}]",
+          f"{float(r['normalised']):.3f}" if r["normalised"] else "", r["seeds"]] for r in rows])
+    return (f"{body}\n\nMeasured on {_measured(prov)}; {prov.get('source_runs', '')}. Every column: "
+            f"[`{stem}.md`]({link(stem + '.md')}).\n")
+
+
+COST_PARTS = {  # published `effmarl costs` tables of the default profile, in the order they are shown
+    "costs": "paper 1: every study, the sampling benchmark, the counters, bench paper1",
+    "mast/costs": "paper 2: Table 1 (dense, the MAST sweep, five baselines at the chosen sparsity)",
+    "mast/costs_figures": "paper 2: ablations and the other figures",
+}
+
+
+def _costs(read, link) -> str:
+    rows, wall, work, runs = [], 0.0, 0.0, 0
+    for stem, what in COST_PARTS.items():
+        table = {r["kind"]: r for r in _rows(read(f"{stem}.csv"))}
+        prov = json.loads(read(f"{stem}.provenance.json"))
+        total = table["all jobs"]
+        n_runs = sum(int(r["jobs"]) for kind, r in table.items() if kind.startswith("training: "))
+        wall, work, runs = wall + prov["wall_s"], work + float(total["job_s"]), runs + n_runs
+        rows.append([f"[{what}]({link(stem + '.md')})", str(n_runs), f"{prov['wall_s'] / 60:.1f} min",
+                     f"{float(total['job_s']) / 60:.1f}", f"{float(total['longest_s']):.0f} s",
+                     f"{float(total['peak_rss_mb']) / 1024:.2f} GB", prov["finished_at"][:10]])
+    rows.append(["all of the default profile", str(runs), f"{wall / 60:.1f} min ({wall / 3600:.1f} h)",
+                 f"{work / 60:.1f}", "", "", ""])
+    return _table(["part (its costs table)", "runs", "wall, 2 cores", "job-minutes", "longest job",
+                   "peak memory of a job", "finished"], rows) + "\n"
+
+
+BLOCKS: dict[str, Block] = {
+    "paper1-claims": Block(("paper1/tables/claims.csv", "paper1/tables/claims.provenance.json"),
+                           _claims("paper1/tables/claims")),
+    "paper2-claims": Block(("mast/tables/claims.csv", "mast/tables/claims.provenance.json"),
+                           _claims("mast/tables/claims")),
+    "paper2-table1": Block(("mast/tables/table1.csv", "mast/tables/table1.provenance.json"), _table1),
+    "default-costs": Block(tuple(f"{s}.{e}" for s in COST_PARTS for e in ("csv", "provenance.json")), _costs),
+}
+
+
+def render(text: str, where: Path, published: Path) -> str:
+    """`text` (the Markdown file at `where`) with every block regenerated from `published`."""
+    names = OPEN.findall(text)
+    closed = [m.group(1) for m in MARKER.finditer(text)]
+    problems = [f"{where}: block {n!r} has no closing <!-- /published:{n} -->" for n in names if n not in closed]
+    problems += [f"{where}: unknown block {n!r} (known: {', '.join(BLOCKS)})" for n in names if n not in BLOCKS]
+    missing = sorted({str(published / s) for n in names if n in BLOCKS for s in BLOCKS[n].sources
+                      if not (published / s).is_file()})
+    problems += [f"{m}: no such published file" for m in missing]
+    if problems:
+        raise ConfigError(problems, "effmarl readme-tables")
+
+    def read(rel: str) -> str:
+        return (published / rel).read_text()
+
+    def link(rel: str) -> str:
+        return Path(os.path.relpath(published / rel, where.resolve().parent)).as_posix()
+
+    def block(match: re.Match) -> str:
+        name = match.group(1)
+        return f"<!-- published:{name} -->\n{BLOCKS[name].render(read, link)}<!-- /published:{name} -->"
+
+    return MARKER.sub(block, text)
+
+
+def run(files: list[str], published: str, check: bool) -> tuple[list[str], list[str]]:
+    """Regenerate (or with `check` only compare) each file's blocks; returns (files changed or stale, files
+    without any block)."""
+    root = Path(published).resolve()
+    if not root.is_dir():
+        raise ConfigError([f"--published {published}: not a directory"], "effmarl readme-tables")
+    stale, empty = [], []
+    for name in files:
+        path = Path(name)
+        if not path.is_file():
+            raise ConfigError([f"{name}: no such file"], "effmarl readme-tables")
+        text = path.read_text()
+        if not OPEN.search(text):
+            empty.append(name)
+            continue
+        new = render(text, path, root)
+        if new != text:
+            stale.append(name)
+            if not check:
+                io.write_text(path, new)
+    return stale, empty
