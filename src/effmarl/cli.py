@@ -339,7 +339,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("readme-tables", help="regenerate the tables README.md and docs/ quote from published/ "
                        "(the blocks between <!-- published:NAME --> comments)")
-    p.add_argument("files", nargs="+", help="Markdown files, e.g. README.md docs/results.md")
+    p.add_argument("files", nargs="+", help="Markdown files, e.g. README.md docs/results.md docs/costs.md")
     p.add_argument("--published", default="published/default", help="the published run (default: %(default)s)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
     p.set_defaults(func=_cmd_readme_tables)
