@@ -8,7 +8,7 @@ each of S seeds (S learners' agents, S seeds of the env copies, S values of ε, 
   PythonRunner — any backend behind the env interface (SMAX, StarCraft II SMAC): one Python step at a time
                  (env step, torch action choice, buffer write), one env object per seed. The reference.
   SMAXRunner   — SMAX only: the whole episode batch of every seed (env copies, the GRU agents, ε-greedy, the
-                 episode buffer) is one jitted JAX program (envs/smax_rollout.py); the agents' torch parameters
+                 episode buffer) is one jitted JAX program (smax_runner.py); the agents' torch parameters
                  reach it through DLPack, the batch comes back the same way. No per-step host round trip.
                  Its exploration draws come from a JAX key derived from the round's env seed (the generators are
                  not used), so a resumed run draws the same actions without any RNG state to checkpoint.
