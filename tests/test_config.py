@@ -21,7 +21,7 @@ def errors_of(cfg: dict, part: str = "run") -> list[str]:
 def test_defaults_are_filled_from_the_schema():
     cfg = validate(copy.deepcopy(GOOD_RUN), part="run")
     assert cfg["env"] == {"backend": "mpe", "n_agents": 3, "scenario": "simple_tag", "num_obstacles": 2,
-                          "max_cycles": 25}
+                          "max_cycles": 25, "num_envs": 1}
     assert cfg["budget"]["episodes"] == 10
     assert cfg["device"] == "cpu" and cfg["threads"] == 1
 

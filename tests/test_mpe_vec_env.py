@@ -79,6 +79,24 @@ def test_equal_to_mpe2_over_whole_episodes(n_agents):
     assert seen["contacts"] > 0 and seen["boundary"] > 0 and seen["speed_capped"] > 0, seen
 
 
+def test_every_copy_equals_its_own_mpe2_environment_seeded_seed_plus_j():
+    """E = 4 copies reset with seed s step for step as four separate one-copy mpe2 environments reset with s + j."""
+    copies, seed = 4, 31
+    vec = make_env({"backend": "mpe_vec", "n_agents": 3, "num_envs": copies})
+    refs = [make_env({"backend": "mpe", "n_agents": 3}) for _ in range(copies)]
+    rng = np.random.default_rng(seed)
+    b, per_copy = vec.reset(seed=seed), [ref.reset(seed=seed + j) for j, ref in enumerate(refs)]
+    for t in range(25):
+        for j, a in enumerate(per_copy):
+            for i in range(3):
+                np.testing.assert_allclose(b.obs[i][j], a.obs[i][0], rtol=0, atol=1e-6, err_msg=f"copy {j} t {t}")
+            np.testing.assert_allclose(b.rewards[j], a.rewards[0], rtol=0, atol=1e-5, err_msg=f"copy {j} t {t}")
+        actions = rng.integers(0, 5, size=(copies, 3))
+        b = vec.step(actions)
+        per_copy = [ref.step(actions[j: j + 1]) for j, ref in enumerate(refs)]
+    assert b.done.all() and all(a.done.all() for a in per_copy)
+
+
 def test_set_state_starts_from_the_given_state():
     vec = make_env({"backend": "mpe_vec", "n_agents": 3}, 1)
     pos = np.array([[[0.0, 0.0], [0.5, 0.0], [0.0, 0.06], [0.9, 0.9], [-0.9, -0.9]]])

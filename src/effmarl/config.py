@@ -135,8 +135,27 @@ CROSS_CHECKS = {
 }
 
 
+def env_copies_checks(cfg: dict) -> None:
+    """`env.num_envs` (E copies in lockstep, on the backends whose schema has it): an episode-budgeted run plays
+    its episodes E at a time, so the budget is a multiple of E; the qmix family sets copies in its own section."""
+    copies = cfg["env"].get("num_envs", 1)
+    if copies == 1:
+        return
+    if cfg["algo"] in ("qmix", "ow_qmix", "res_qmix"):
+        raise ConfigError([f"field 'env.num_envs': {copies} copies; the qmix family sets its copies with "
+                           f"qmix.num_envs, leave env.num_envs at 1"], f"run {cfg['study']}")
+    if cfg["budget"]["episodes"] % copies:
+        raise ConfigError([f"field 'budget.episodes': {cfg['budget']['episodes']} is not a multiple of "
+                           f"env.num_envs {copies} (the copies play their episodes in lockstep)"],
+                          f"run {cfg['study']}")
+
+
 def cross_checks(cfg: dict, source: str = "config") -> None:
     """The checks the schema cannot express, for a schema-valid run; ConfigError lines name the fields."""
+    try:
+        env_copies_checks(cfg)
+    except ConfigError as exc:
+        raise ConfigError(exc.lines, source) from None
     target = CROSS_CHECKS.get(cfg["algo"])
     if target is None:
         return
@@ -156,6 +175,9 @@ def offpolicy_checks(cfg: dict) -> None:
     if off["warmup"] > replay["buffer_size"]:
         lines.append(f"field 'offpolicy.warmup': {off['warmup']} exceeds replay.buffer_size "
                      f"{replay['buffer_size']}, so no update would ever run")
+    if cfg["env"].get("num_envs", 1) > replay["buffer_size"]:
+        lines.append(f"field 'env.num_envs': {cfg['env']['num_envs']} copies store more transitions per step "
+                     f"than replay.buffer_size {replay['buffer_size']}")
     if replay["sampler"] == "neighbor" and replay["neighbor_k"] > off["batch_size"]:
         lines.append(f"field 'replay.neighbor_k': {replay['neighbor_k']} exceeds offpolicy.batch_size "
                      f"{off['batch_size']}")

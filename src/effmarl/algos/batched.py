@@ -72,10 +72,10 @@ class BatchedActors(ActorsMixin):
 
     @torch.no_grad()
     def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        x = torch.as_tensor(pad_obs(obs, self.width), device=self.device)[:, None]       # [N, 1, D]
-        onehot = gumbel_softmax(self.actor(x), hard=True)[:, 0]                          # [N, A]
-        host = onehot.cpu().numpy()
-        return host.argmax(-1), list(host)
+        """One stacked actor forward for all agents and all E copies: obs `[E, D_i]` per agent."""
+        x = torch.as_tensor(pad_obs(obs, self.width), device=self.device)                # [N, E, D]
+        host = gumbel_softmax(self.actor(x), hard=True).cpu().numpy()                    # [N, E, A]
+        return host.argmax(-1).T, list(host)
 
     # ---- the batch seen by every critic and actor ---------------------------------------------------------
     def _agent_view(self, x: torch.Tensor) -> torch.Tensor:

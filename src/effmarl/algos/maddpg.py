@@ -64,11 +64,10 @@ class ActorsMixin:
 
     @torch.no_grad()
     def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        # as the original: one forward per agent on its own observation
-        onehots = [gumbel_softmax(actor(torch.as_tensor(o, device=self.device)[None]), hard=True)[0]
+        # as the original: one forward per agent on its own observations (`[E, D_i]`, E environment copies)
+        onehots = [gumbel_softmax(actor(torch.as_tensor(o, device=self.device)), hard=True).cpu().numpy()
                    for actor, o in zip(self.actors, obs, strict=True)]
-        actions = np.array([int(h.argmax()) for h in onehots])
-        return actions, [h.cpu().numpy() for h in onehots]
+        return np.stack([h.argmax(-1) for h in onehots], axis=1), onehots
 
     def _step(self, optimizer: torch.optim.Optimizer, params, loss: torch.Tensor) -> None:
         optimizer.zero_grad()

@@ -2,7 +2,7 @@
 
 Per environment step, written as the phases paper 1 profiles:
     action_selection -> env_step -> buffer_add
-    every `update_every` steps once `warmup` transitions are stored, an update round
+    every `update_every` env steps once `warmup` transitions are stored, an update round
     (`update_all_trainers`, an enclosing phase) for every agent i:
         sampling (indices from the sampler, batch gathered from the storage) -> target_q -> q_loss -> p_loss
         -> target_update
@@ -11,6 +11,13 @@ storage does N·N per-agent-buffer gathers per round) or `shared` (one batch per
 `offpolicy.learner`: `sequential` (the paper-faithful round above, agent after agent) or `batched`
 (effmarl.algos.batched: the sampling phase draws all of the round's batches as one `[G, B, …]` gather, then
 target_q, q_loss, p_loss and target_update each run once for all agents together).
+
+`env.num_envs` = E environment copies step in lockstep (all of paper 1's episodes end together, by
+truncation): one `act` for all copies and agents, one env step, E transitions stored (copy order), and env
+steps, episodes and the update ratio counted over all copies — a vector step that carries the env-step count
+across m multiples of `update_every` runs m rounds, so E = 1 is the original loop and any E keeps one round
+per `update_every` transitions. Copy j of the episode round starting at episode e is reset with
+`episode_seed(seed, e) + j = episode_seed(seed, e + j)`: the copies play the episodes e … e + E − 1.
 
 The whole run state — networks, optimisers, RNG states, replay storage, counters, metrics and phase rows so
 far — is a `TrainState`; the run harness (effmarl.harness) saves it with a checksum every
@@ -42,7 +49,8 @@ class Learner(Protocol):
     """What an algorithm module provides to the loop."""
 
     def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        """Action indices [n_agents] and the one-hot actions stored in the replay buffer."""
+        """Per-agent observations `[E, D_i]` of E environment copies -> action indices `[E, n_agents]` and the
+        per-agent one-hot actions `[E, A_i]` stored in the replay buffer."""
 
     def update(self, agent: int, batch: Batch, timer: PhaseTimer) -> None:
         """One agent's update, timed as target_q, q_loss, p_loss, target_update."""
@@ -150,26 +158,32 @@ def build(cfg: dict, make_learner, device: torch.device | None = None) -> tuple[
 
 
 def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
-    """One episode of the phase-timed loop (updates included); returns every agent's return."""
+    """One episode of every environment copy, in lockstep, of the phase-timed loop (updates included);
+    returns the returns `[E, n_agents]`."""
     off, replay, timer = loop.cfg["offpolicy"], loop.cfg["replay"], loop.timer
-    n = loop.spec.n_agents
+    copies, every = loop.env.num_envs, off["update_every"]
     step = loop.env.reset(seed=harness.episode_seed(loop.cfg["seed"], state.episode))
-    obs = [o[0] for o in step.obs]
-    returns = np.zeros(n)
+    obs = step.obs
+    returns = np.zeros((copies, loop.spec.n_agents))
     done = False
     while not done:
         with timer.phase("action_selection"):
             actions, onehots = state.learner.act(obs)
         with timer.phase("env_step"):
-            step = loop.env.step(actions[None, :])
-        next_obs = [o[0] for o in step.obs]
+            step = loop.env.step(actions)
         with timer.phase("buffer_add"):
             # `done` is termination inside the task; a step-limit truncation still bootstraps
-            state.storage.add(obs, onehots, step.rewards[0], next_obs, np.full(n, step.terminated[0]))
-        obs, done = next_obs, bool(step.done[0])
-        returns += step.rewards[0]
-        state.env_steps += 1
-        if len(state.storage) >= off["warmup"] and state.env_steps % off["update_every"] == 0:
+            state.storage.add_batch(obs, onehots, step.rewards, step.obs,
+                                    np.broadcast_to(step.terminated[:, None], step.rewards.shape))
+        if step.done.any() and not step.done.all():
+            raise RuntimeError("env.num_envs: environment copies ended their episodes at different steps; the "
+                               "off-policy loop steps copies in lockstep")
+        obs, done = step.obs, bool(step.done.all())
+        returns += step.rewards
+        before, state.env_steps = state.env_steps, state.env_steps + copies
+        if len(state.storage) < off["warmup"]:
+            continue
+        for _ in range(state.env_steps // every - before // every):
             with timer.phase("update_all_trainers"):
                 update_round(state, loop.sampler, off["batch_size"], replay["batch_mode"], loop.trained, timer)
             # outside the timed phases: NaN/Inf parameters stop the run before they reach a checkpoint
@@ -192,12 +206,13 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
         while state.episode < cfg["budget"]["episodes"]:
             episode = state.episode
             returns = play_episode(loop, state)
-            state.metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret),
+            state.metrics += [{"episode": episode + j, "agent": name, "team": team, "return": float(ret),
                                "env_steps": state.env_steps, "update_rounds": state.update_rounds}
-                              for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
-            state.episode += 1
+                              for j, per_copy in enumerate(returns)
+                              for name, team, ret in zip(spec.agents, spec.teams, per_copy, strict=True)]
+            state.episode += len(returns)
             every = off["checkpoint_every"]
-            periodic = bool(every) and state.episode % every == 0
+            periodic = bool(every) and state.episode // every > episode // every
             state.phases += timer.snapshot(episode=episode)
             if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
                 state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"),

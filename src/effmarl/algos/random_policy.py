@@ -16,17 +16,20 @@ def run(cfg: dict, rundir: RunDir) -> None:
     rng = np.random.default_rng(cfg["seed"])
     timer = PhaseTimer()
     metrics, phases = [], []
-    for episode in range(cfg["budget"]["episodes"]):
+    # env.num_envs copies play episodes e … e + E − 1 side by side (copy j reset with seed + j), as in the
+    # off-policy loop; each copy's episode is its own metrics row
+    for episode in range(0, cfg["budget"]["episodes"], env.num_envs):
         step = env.reset(seed=cfg["seed"] * 100_003 + episode)
-        returns = np.zeros(spec.n_agents)
+        returns = np.zeros((env.num_envs, spec.n_agents))
         while not step.done.all():
             with timer.phase("action_selection"):
                 actions = np.stack([rng.integers(0, n, size=env.num_envs) for n in spec.n_actions], axis=1)
             with timer.phase("env_step"):
                 step = env.step(actions)
-            returns += step.rewards.sum(axis=0)
-        metrics += [{"episode": episode, "agent": name, "team": team, "return": float(ret)}
-                    for name, team, ret in zip(spec.agents, spec.teams, returns, strict=True)]
+            returns += step.rewards
+        metrics += [{"episode": episode + j, "agent": name, "team": team, "return": float(ret)}
+                    for j, per_copy in enumerate(returns)
+                    for name, team, ret in zip(spec.agents, spec.teams, per_copy, strict=True)]
         phases += timer.snapshot(episode=episode)
     env.close()
     rundir.write_table("metrics", metrics)

@@ -113,7 +113,8 @@ def diagonal_groups(x: torch.Tensor, groups: int) -> torch.Tensor:
 
 
 def pad_obs(obs: list[np.ndarray], width: int) -> np.ndarray:
-    out = np.zeros((len(obs), width), np.float32)
+    """Per-agent observations `[E, D_i]` (E environment copies) -> `[N, E, width]`, zero-padded."""
+    out = np.zeros((len(obs), len(obs[0]), width), np.float32)
     for i, o in enumerate(obs):
-        out[i, : len(o)] = o
+        out[i, :, : o.shape[-1]] = o
     return out

@@ -7,8 +7,12 @@ from effmarl.envs.base import EnvSpec, MultiAgentEnv, Step
 __all__ = ["EnvSpec", "MultiAgentEnv", "Step", "make_env"]
 
 
-def make_env(env_cfg: dict, num_envs: int = 1) -> MultiAgentEnv:
-    """Build the backend named by env_cfg["backend"]; backends are imported only when selected."""
+def make_env(env_cfg: dict, num_envs: int | None = None) -> MultiAgentEnv:
+    """Build the backend named by env_cfg["backend"] with `num_envs` copies (None: the config's `env.num_envs`,
+    which only the mpe backends' schema has); backends are imported only when selected."""
+    env_cfg = dict(env_cfg)
+    copies = env_cfg.pop("num_envs", 1)
+    num_envs = copies if num_envs is None else num_envs
     backend = env_cfg["backend"]
     if backend == "mpe":
         from effmarl.envs.mpe import MPEPredatorPrey

@@ -78,6 +78,11 @@ class Storage(Protocol):
             next_obs: list[np.ndarray], done: np.ndarray) -> None:
         """Store one joint transition: per-agent obs/act/next_obs arrays, rew and done [n_agents]."""
 
+    def add_batch(self, obs: list[np.ndarray], act: list[np.ndarray], rew: np.ndarray,
+                  next_obs: list[np.ndarray], done: np.ndarray) -> None:
+        """Store E joint transitions (one per environment copy): per-agent obs/act/next_obs `[E, ·]`, rew and
+        done `[E, n_agents]`; copy j lands where the j-th of E `add` calls in copy order would put it."""
+
     def gather(self, indices: np.ndarray) -> Batch: ...
 
     def gather_stacked(self, indices: np.ndarray) -> StackedBatch:
@@ -144,6 +149,10 @@ class ReferenceStorage:
         for i, buffer in enumerate(self.buffers):
             buffer.add(obs[i], act[i], float(rew[i]), next_obs[i], float(done[i]))
 
+    def add_batch(self, obs, act, rew, next_obs, done) -> None:
+        for j in range(len(rew)):
+            self.add([o[j] for o in obs], [a[j] for a in act], rew[j], [o[j] for o in next_obs], done[j])
+
     def _tensor(self, array: np.ndarray) -> torch.Tensor:
         return torch.from_numpy(np.ascontiguousarray(array, dtype=np.float32)).to(self.device)
 
@@ -209,6 +218,28 @@ class ContiguousStorage:
             self.data[key][self.write_pos] = value if self.backend == "numpy" else torch.from_numpy(value)
         self.write_pos = (self.write_pos + 1) % self.capacity
         self.size = min(self.size + 1, self.capacity)
+
+    def add_batch(self, obs, act, rew, next_obs, done) -> None:
+        e = len(rew)
+        if e > self.capacity:
+            raise ValueError(f"add_batch: {e} transitions exceed the capacity {self.capacity}")
+
+        def padded(per_agent: list[np.ndarray], width: int) -> np.ndarray:
+            out = np.zeros((e, len(per_agent), width), np.float32)
+            for i, rows in enumerate(per_agent):
+                out[:, i, : rows.shape[-1]] = rows
+            return out
+
+        rows = {"obs": padded(obs, max(self.obs_dims)), "act": padded(act, max(self.n_actions)),
+                "rew": np.asarray(rew, np.float32), "next_obs": padded(next_obs, max(self.obs_dims)),
+                "done": np.asarray(done, np.float32)}
+        first = min(e, self.capacity - self.write_pos)       # rows before the ring wraps, then the rest at 0
+        for key, value in rows.items():
+            value = value if self.backend == "numpy" else torch.from_numpy(value)
+            self.data[key][self.write_pos: self.write_pos + first] = value[:first]
+            self.data[key][: e - first] = value[first:]
+        self.write_pos = (self.write_pos + e) % self.capacity
+        self.size = min(self.size + e, self.capacity)
 
     def _take(self, indices: np.ndarray) -> dict[str, torch.Tensor]:
         if self.backend == "numpy":
