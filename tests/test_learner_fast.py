@@ -60,7 +60,13 @@ def make_learner(algo, method, shared):
     torch.manual_seed(0)
     learner = Learner(algo, cfg["qmix"], N, OBS, A, STATE, seed=0, sparse={**cfg["sparse"], "delta_m": 2},
                       mellowmax={"alpha": 1.0, "omega": 10.0} if method == "mast" else None)
-    with torch.no_grad():  # different online and target networks, so the target's own forward matters
+    return perturb_targets(learner)
+
+
+def perturb_targets(learner):
+    """The learner with target networks that differ from its online ones (masks kept), so that the target's own
+    forward matters in a comparison of losses and gradients."""
+    with torch.no_grad():
         for p in learner.target.parameters():
             p.add_(0.05 * torch.randn_like(p))
     if learner.sparse:

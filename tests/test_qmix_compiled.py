@@ -12,6 +12,7 @@ from contextlib import nullcontext
 
 import pytest
 import torch
+from test_learner_fast import perturb_targets
 from test_qmix_lockstep import OBS, STATE, A, N, random_batch
 
 from effmarl.algos.qmix import Learner, SeedStack
@@ -30,14 +31,8 @@ def make_learner(algo, method, mellowmax=None, seed=0):
                              "mixing_embed_dim": 8, "hypernet_embed": 16, "central_mixing_embed_dim": 16}},
                    part="run")
     torch.manual_seed(seed)
-    learner = Learner(algo, cfg["qmix"], N, OBS, A, STATE, seed=seed, mellowmax=mellowmax,
-                      sparse={**cfg["sparse"], "delta_m": 2, "zeta0": 0.5})
-    with torch.no_grad():  # different online and target networks, so the target's own forward matters
-        for p in learner.target.parameters():
-            p.add_(0.05 * torch.randn_like(p))
-    if learner.sparse:
-        learner.sparse.topology.copy_masks_to(learner.target_topology)
-    return learner
+    return perturb_targets(Learner(algo, cfg["qmix"], N, OBS, A, STATE, seed=seed, mellowmax=mellowmax,
+                                   sparse={**cfg["sparse"], "delta_m": 2, "zeta0": 0.5}))
 
 
 CASES = [  # (algo, method, return kind, target operator: None = the algorithm's own)
