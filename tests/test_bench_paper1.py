@@ -15,7 +15,7 @@ from effmarl.cli import main
 @pytest.fixture(scope="module")
 def bench(smoke_workflow):
     """The smoke workflow's `bench_paper1` step (configs/smoke.yaml `bench.paper1`: N = 3, batch 64, fill 300,
-    2 rounds, 4 episodes), the same command a user's workflow runs."""
+    2 rounds, 4 episodes, E = 1 and 2 copies), the same command a user's workflow runs."""
     return smoke_workflow["figures"] / "bench" / "bench_paper1"
 
 
@@ -34,11 +34,14 @@ def test_sampling_table(bench):
 
 def test_loops_table_and_provenance(bench):
     loops = pd.read_csv(f"{bench}.loops.csv")
-    assert loops["loop"].tolist() == ["paper", "today", "batched", "batched_shared"]
-    assert loops["backend"].tolist() == ["mpe", "mpe", "mpe_vec", "mpe_vec"]
+    assert loops["loop"].tolist() == ["paper", "today", "batched", "batched_shared", "batched_shared_e2"]
+    assert loops["backend"].tolist() == ["mpe", "mpe", "mpe_vec", "mpe_vec", "mpe_vec"]
+    assert loops["num_envs"].tolist() == [1, 1, 1, 1, 2] and (loops["update"] == "eager").all()
+    # 4 episodes: 4 rounds of one copy or 2 lockstep rounds of two copies, 100 env steps either way
     assert (loops["env_steps"] == 4 * 25).all() and (loops["env_steps_per_s"] > 0).all()
     assert loops.set_index("loop").loc["paper", "end_to_end_vs_paper"] == 1.0
     assert loops.set_index("loop").loc["today", "round_speedup_vs_today"] == 1.0
+    assert loops.set_index("loop").loc["batched_shared", "end_to_end_vs_shared_e1"] == 1.0
     # one update round per 100 env steps: 100 timed steps hold exactly one round
     assert (loops["update_all_trainers_ms_per_step"] > 0).all()
     md = bench.with_suffix(".md").read_text()

@@ -127,6 +127,12 @@ class BatchedActors(ActorsMixin):
         """Agent i's modules as per-agent `MLP` state dicts (for equivalence checks)."""
         raise NotImplementedError
 
+    def compile_update(self) -> None:
+        """Run `update_all` through `torch.compile` (inductor). An opt-in that `effmarl bench paper1 --compiled`
+        measures; not adopted (docs/paper1.md): the round is bound by its batched matmuls, which inductor
+        leaves to the same GEMM kernels."""
+        self.update_all = torch.compile(self.update_all)
+
 
 class BatchedMADDPG(BatchedActors):
     def __init__(self, cfg: dict, spec: EnvSpec, device: torch.device):

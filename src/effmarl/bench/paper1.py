@@ -10,9 +10,13 @@
 3. **Training loops** at paper 1's update ratio (a round of batch B every 100 env steps): the paper-faithful
    loop (reference storage, per-agent batches, sequential learner, mpe2), today's loop (contiguous storage,
    same otherwise), the batched + vectorised loop (contiguous, per-agent batches as one gather, batched
-   learner, `mpe_vec`), and the same with one shared batch per round (other batch semantics, for scale).
-   Each runs in a fresh process (for its own peak memory) with the replay buffer prefilled, and times
-   `--episodes` episodes end to end (env steps/s) and `--rounds` update rounds.
+   learner, `mpe_vec`), and the same with one shared batch per round (other batch semantics, for scale),
+   that one also with E = `--num-envs` environment copies (`env.num_envs`: one actor forward and one array
+   env step for all copies, the update ratio counted over all copies) and, with `--compiled`, with its update
+   round through `torch.compile` (measured, not adopted: docs/paper1.md). Each runs in a fresh process (for
+   its own peak memory: VmHWM after a reset, see `run_loop`) with the replay buffer prefilled, and times
+   `--episodes` episodes end to end (rounded up to whole lockstep rounds of E episodes; env steps/s) and
+   `--rounds` update rounds; `first_round_s` is the warm-up round, compilation included.
 
 A speed measurement, not a test: read ratios, not absolute times. `--device cuda` puts the contiguous storage
 and the networks on the GPU (timers synchronise). `--size small` is the workflow step (a couple of minutes).
@@ -30,14 +34,32 @@ from pathlib import Path
 import numpy as np
 
 DEFAULT_OUT = Path("benchmarks") / "results" / "bench_paper1"
-SIZES = {"small": {"agents": [3, 12], "fill": 5_000, "rounds": 5, "episodes": 8, "stream_mib": 128},
-         "full": {"agents": [3, 12, 48], "fill": 50_000, "rounds": 20, "episodes": 20, "stream_mib": 512}}
+SIZES = {"small": {"agents": [3, 12], "fill": 5_000, "rounds": 5, "episodes": 8, "stream_mib": 128,
+                   "num_envs": [1, 16, 128]},
+         "full": {"agents": [3, 12, 48], "fill": 50_000, "rounds": 20, "episodes": 20, "stream_mib": 512,
+                  "num_envs": [1, 16, 128]}}
 LOOPS = {"paper": {"storage": "reference", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
          "today": {"storage": "contiguous", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
          "batched": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec", "batch_mode": "per_agent"},
          "batched_shared": {"storage": "contiguous", "learner": "batched", "backend": "mpe_vec",
                             "batch_mode": "shared"}}
+LOOP_COLUMNS = ("storage", "learner", "backend", "batch_mode", "num_envs", "update")
 FIELDS = ("obs", "act", "rew", "next_obs", "done")
+
+
+def loop_variants(args) -> dict[str, dict]:
+    """The loops of `--loops`, each with E = 1 and eager updates; batched_shared also with every E of
+    `--num-envs` (named batched_shared_e<E>) and, with `--compiled`, each of those with a compiled round."""
+    out = {}
+    for name in args.loops:
+        base = {**LOOPS[name], "num_envs": 1, "update": "eager"}
+        copies = args.num_envs if name == "batched_shared" else [1]
+        for e in copies:
+            tag = name if e == 1 else f"{name}_e{e}"
+            out[tag] = {**base, "num_envs": e}
+            if args.compiled and name == "batched_shared":
+                out[f"{tag}_compiled"] = {**base, "num_envs": e, "update": "compiled"}
+    return out
 CAPTION = ("Paper-1 engine benchmark (effmarl bench paper1): sampling per update round vs the paper's baseline "
            "and the memory floor; update-round time and end-to-end env steps/s of the paper-faithful loop, today's "
            "loop and the batched learner on the vectorised environment, measured side by side in one run.")
@@ -158,14 +180,14 @@ def summarise_sampling(raw, row_bytes: dict, bandwidth: float):
 
 
 # ------------------------------------------------------------------------------------------------- loops
-def loop_config(loop: str, n_agents: int, args) -> dict:
+def loop_config(spec: dict, n_agents: int, args) -> dict:
     from effmarl.config import validate
 
-    spec = LOOPS[loop]
+    copies = spec["num_envs"]
     return validate({"study": "bench", "algo": args.algo, "seed": args.seed, "device": args.device,
                      "threads": args.threads,
-                     "env": {"backend": spec["backend"], "n_agents": n_agents},
-                     "budget": {"episodes": args.episodes},
+                     "env": {"backend": spec["backend"], "n_agents": n_agents, "num_envs": copies},
+                     "budget": {"episodes": -(-args.episodes // copies) * copies},
                      "offpolicy": {"batch_size": args.batch, "warmup": args.batch, "update_every": 100,
                                    "checkpoint_every": 0, "learner": spec["learner"]},
                      "replay": {"storage": spec["storage"], "batch_mode": spec["batch_mode"],
@@ -193,8 +215,10 @@ def _reset_peak_rss() -> bool:
         return False
 
 
-def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
-    """In a fresh process: build the loop of `cfg`, prefill its buffer, time its episodes and update rounds."""
+def run_loop(cfg: dict, fill_n: int, rounds: int, compiled: bool = False) -> dict:
+    """In a fresh process: build the loop of `cfg`, prefill its buffer, time its episodes and update rounds
+    (`compiled`: the batched learner's round through torch.compile). Peak memory: the process's VmHWM after
+    resetting it once imports and networks are in (Linux clear_refs), else ru_maxrss since start."""
     import torch
 
     from effmarl.algos import offpolicy
@@ -212,16 +236,20 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
     transitions, _ = rollout(cfg["env"]["n_agents"], min(fill_n, 2_000), cfg["seed"])
     fill(state.storage, transitions, fill_n)
     rss_built, reset = _rss_mib("VmRSS"), _reset_peak_rss()     # imports and networks are in; the buffer is not
-    off = cfg["offpolicy"]
-    offpolicy.play_episode(loop, state)                       # warm-up episode and round, not recorded
+    off, copies = cfg["offpolicy"], loop.env.num_envs
+    if compiled:
+        state.learner.compile_update()
     mode = cfg["replay"]["batch_mode"]
+    begin = time.perf_counter()                               # warm-up round (compilation) and episode, not timed
     offpolicy.update_round(state, loop.sampler, off["batch_size"], mode, loop.trained, loop.timer)
+    first_round = time.perf_counter() - begin
+    offpolicy.play_episode(loop, state)
     state.env_steps = 0
     loop.timer.snapshot()
     start = time.perf_counter()
-    for _ in range(cfg["budget"]["episodes"]):
+    for _ in range(cfg["budget"]["episodes"] // copies):
         offpolicy.play_episode(loop, state)
-        state.episode += 1
+        state.episode += copies
     wall = time.perf_counter() - start
     phases = {r["phase"]: r for r in loop.timer.snapshot()}
     sync, round_times = (torch.cuda.synchronize if loop.device.type == "cuda" else (lambda: None)), []
@@ -231,7 +259,8 @@ def run_loop(cfg: dict, fill_n: int, rounds: int) -> dict:
         offpolicy.update_round(state, loop.sampler, off["batch_size"], mode, loop.trained, loop.timer)
         sync()
         round_times.append(time.perf_counter() - begin)
-    out = {"env_steps": state.env_steps, "wall_s": wall, "round_ms": float(np.median(round_times)) * 1e3,
+    out = {"env_steps": state.env_steps, "wall_s": wall, "first_round_s": first_round,
+           "round_ms": float(np.median(round_times)) * 1e3,
            "round_ms_q25": float(np.quantile(round_times, 0.25)) * 1e3,
            "round_ms_q75": float(np.quantile(round_times, 0.75)) * 1e3,
            "peak_rss_mib": _rss_mib("VmHWM") if reset else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -249,27 +278,36 @@ def measure_loops(n_agents: int, args) -> list[dict]:
     """Every loop in its own spawned process, one after another, repeated `--loop-reps` times interleaved."""
     rows = []
     ctx = multiprocessing.get_context("spawn")
+    variants = loop_variants(args)
+    names = list(variants)
     for rep in range(args.loop_reps):
-        order = list(LOOPS)[rep % len(LOOPS):] + list(LOOPS)[: rep % len(LOOPS)]
-        for loop in order:
+        for loop in names[rep % len(names):] + names[: rep % len(names)]:
+            spec = variants[loop]
             with ProcessPoolExecutor(max_workers=1, mp_context=ctx) as pool:
-                result = pool.submit(run_loop, loop_config(loop, n_agents, args), args.fill_loop,
-                                     args.rounds).result()
-            rows.append({"n_agents": n_agents, "loop": loop, **LOOPS[loop], "rep": rep, **result})
+                result = pool.submit(run_loop, loop_config(spec, n_agents, args), args.fill_loop, args.rounds,
+                                     spec["update"] == "compiled").result()
+            rows.append({"n_agents": n_agents, "loop": loop, **spec, "rep": rep, **result})
     return rows
 
 
 def summarise_loops(raw):
     import pandas as pd
 
-    table = raw.groupby(["n_agents", "loop", "storage", "learner", "backend", "batch_mode"], sort=False).median(
+    table = raw.groupby(["n_agents", "loop", *LOOP_COLUMNS], sort=False).median(
         numeric_only=True).reset_index().drop(columns=["rep"])
     table["env_steps_per_s"] = table["env_steps"] / table["wall_s"]
     base = table.set_index(["n_agents", "loop"])
-    table["end_to_end_vs_paper"] = table["env_steps_per_s"] / table["n_agents"].map(
-        base.xs("paper", level="loop")["env_steps_per_s"])
-    table["round_speedup_vs_today"] = table["n_agents"].map(base.xs("today", level="loop")["round_ms"]) / \
-        table["round_ms"]
+
+    def of(loop: str, column: str):
+        """Each row's N mapped to `loop`'s `column` at that N (NaN where that loop was not measured)."""
+        rows = base.xs(loop, level="loop")[column] if loop in base.index.get_level_values("loop") else {}
+        return table["n_agents"].map(rows).astype(float)
+
+    table["end_to_end_vs_paper"] = table["env_steps_per_s"] / of("paper", "env_steps_per_s")
+    table["round_speedup_vs_today"] = of("today", "round_ms") / table["round_ms"]
+    # the issue-24 targets: against the fastest loop before environment copies (shared batch, mpe_vec, E = 1)
+    table["end_to_end_vs_shared_e1"] = table["env_steps_per_s"] / of("batched_shared", "env_steps_per_s")
+    table["round_speedup_vs_shared_e1"] = of("batched_shared", "round_ms") / table["round_ms"]
     table["rss_growth_mib"] = table["peak_rss_mib"] - table["rss_before_fill_mib"]
     return pd.DataFrame(table)
 
@@ -287,6 +325,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, help="measured update rounds per configuration")
     parser.add_argument("--episodes", type=int, help="timed episodes (25 steps) per loop")
     parser.add_argument("--loop-reps", type=int, default=1, help="repetitions of each loop, interleaved")
+    parser.add_argument("--loops", nargs="+", choices=list(LOOPS), default=list(LOOPS), help="loops to time")
+    parser.add_argument("--num-envs", type=int, nargs="+",
+                        help="environment copies E of the batched_shared loop (default: by --size)")
+    parser.add_argument("--compiled", action="store_true",
+                        help="also time batched_shared with its update round through torch.compile")
     parser.add_argument("--stream-mib", type=int, help="array size of the streaming-copy bandwidth")
     parser.add_argument("--sections", nargs="+", choices=["sampling", "loops"], default=["sampling", "loops"])
     parser.add_argument("--seed", type=int, default=0)
@@ -307,6 +350,7 @@ def resolve(args) -> argparse.Namespace:
     lines += [f"--{name.replace('_', '-')}: must be >= 1, got {getattr(args, name)}"
               for name in ("batch", "k", "fill", "fill_loop", "rounds", "episodes", "loop_reps", "stream_mib",
                            "threads") if getattr(args, name) < 1]
+    lines += [f"--num-envs: {e} must be >= 1" for e in args.num_envs if e < 1]
     if args.device.startswith("cuda"):
         import torch
 
@@ -352,11 +396,13 @@ def run(args) -> dict:
         tables["loops"] = summarise_loops(raw)
         parts.append(f"## Training loops at paper 1's update ratio ({args.algo}, a round of B = {args.batch} "
                      f"every 100 env steps, {args.episodes} timed episodes, {args.rounds} timed rounds; "
-                     f"round_speedup_vs_today compares like batch semantics only in per_agent rows)\n\n"
+                     f"round_speedup_vs_today compares like batch semantics only in per_agent rows; *_shared_e1: "
+                     f"ratios to batched_shared with one environment copy)\n\n"
                      + _markdown(tables["loops"], [
-                         "n_agents", "loop", "storage", "learner", "backend", "batch_mode", "round_ms",
-                         "round_speedup_vs_today",
-                         "env_steps_per_s", "end_to_end_vs_paper", "action_selection_ms_per_step",
+                         "n_agents", "loop", "storage", "learner", "backend", "batch_mode", "num_envs", "update",
+                         "first_round_s", "round_ms", "round_speedup_vs_today", "round_speedup_vs_shared_e1",
+                         "env_steps_per_s", "end_to_end_vs_paper", "end_to_end_vs_shared_e1",
+                         "action_selection_ms_per_step",
                          "env_step_ms_per_step", "buffer_add_ms_per_step", "update_all_trainers_ms_per_step",
                          "peak_rss_mib", "rss_growth_mib"]))
     rec = provenance.record(extra={"benchmark": "bench_paper1", "kind": "benchmark", "name": "bench paper1",
