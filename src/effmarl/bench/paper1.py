@@ -184,14 +184,18 @@ def loop_config(spec: dict, n_agents: int, args) -> dict:
     from effmarl.config import validate
 
     copies = spec["num_envs"]
+    episodes = -(-args.episodes // copies) * copies
+    # room for the prefill, the warm-up and the timed episodes: a 1e6-slot buffer of N = 48 transitions would
+    # reserve 26 GB for observations alone (sampling reads only the filled part, so capacity changes no timing)
+    capacity = min(1_000_000, args.fill_loop + (episodes + copies) * 25)
     return validate({"study": "bench", "algo": args.algo, "seed": args.seed, "device": args.device,
                      "threads": args.threads,
                      "env": {"backend": spec["backend"], "n_agents": n_agents, "num_envs": copies},
-                     "budget": {"episodes": -(-args.episodes // copies) * copies},
+                     "budget": {"episodes": episodes},
                      "offpolicy": {"batch_size": args.batch, "warmup": args.batch, "update_every": 100,
                                    "checkpoint_every": 0, "learner": spec["learner"]},
                      "replay": {"storage": spec["storage"], "batch_mode": spec["batch_mode"],
-                                "buffer_size": 1_000_000}},
+                                "buffer_size": capacity}},
                     part="run")
 
 
