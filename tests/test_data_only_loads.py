@@ -21,7 +21,7 @@ import torch
 import yaml
 from conftest import ROOT, run_cli
 
-from effmarl import harness, safeload
+from effmarl import checkpoints, harness, safeload
 from effmarl.cli import main
 from effmarl.config import ConfigError
 
@@ -47,12 +47,12 @@ def crafted(path: Path, marker: Path, data: dict | None = None) -> Path:
 def plant_in_checkpoint(directory: Path, marker: Path) -> Path:
     """Replace a checkpoint's payload by a crafted one and recompute the manifest's sha256 and checksum, as anyone
     can: they detect damage, not tampering."""
-    manifest_path = directory / harness.MANIFEST
+    manifest_path = directory / checkpoints.MANIFEST
     manifest = json.loads(manifest_path.read_text())
     payload = directory / manifest["file"]
     crafted(payload, marker, {"w": torch.ones(3)})
-    manifest.update(sha256=harness._sha256(payload), bytes=payload.stat().st_size)
-    manifest["manifest_sha256"] = harness._manifest_digest(manifest)
+    manifest.update(sha256=checkpoints._sha256(payload), bytes=payload.stat().st_size)
+    manifest["manifest_sha256"] = checkpoints._manifest_digest(manifest)
     manifest_path.write_text(json.dumps(manifest))
     return payload
 
@@ -67,7 +67,7 @@ def test_the_crafted_payload_runs_code_when_unpickled_with_weights_only_false(tm
 
 # ---------------------------------------------------------------- checkpoints (harness.py)
 def test_a_crafted_checkpoint_that_would_run_code_is_refused_and_runs_nothing(tmp_path):
-    store = harness.CheckpointStore(tmp_path / "checkpoint")
+    store = checkpoints.CheckpointStore(tmp_path / "checkpoint")
     store.save({"w": torch.zeros(3), "step": 7}, KEY, 4, "episodes")
     marker = tmp_path / "marker"
     payload = plant_in_checkpoint(store.dir, marker)
@@ -83,16 +83,16 @@ def test_a_crafted_checkpoint_that_would_run_code_is_refused_and_runs_nothing(tm
 
 def test_a_checkpoint_that_does_not_load_as_data_is_refused_like_a_damaged_one(tmp_path):
     # an older effmarl's payload holding a Python object that is not data (harmless here, but not allowed)
-    old = harness.CheckpointStore(tmp_path / "old" / "checkpoint")
+    old = checkpoints.CheckpointStore(tmp_path / "old" / "checkpoint")
     old.save({"w": torch.zeros(3), "share": fractions.Fraction(1, 3)}, KEY, 4, "episodes")
     # a payload damaged so that its manifest checks out (recomputed) but torch cannot read it
-    damaged = harness.CheckpointStore(tmp_path / "damaged" / "checkpoint")
+    damaged = checkpoints.CheckpointStore(tmp_path / "damaged" / "checkpoint")
     damaged.save({"w": torch.zeros(3)}, KEY, 4, "episodes")
     manifest = json.loads(damaged.manifest_path.read_text())
     payload = damaged.dir / manifest["file"]
     payload.write_bytes(payload.read_bytes()[:100])
-    manifest.update(sha256=harness._sha256(payload), bytes=payload.stat().st_size)
-    manifest["manifest_sha256"] = harness._manifest_digest(manifest)
+    manifest.update(sha256=checkpoints._sha256(payload), bytes=payload.stat().st_size)
+    manifest["manifest_sha256"] = checkpoints._manifest_digest(manifest)
     damaged.manifest_path.write_text(json.dumps(manifest))
     lines = []
     for store in (old, damaged):
@@ -145,14 +145,14 @@ def stopped(stopped_once, tmp_path):
 
 def test_an_off_policy_checkpoint_holds_only_data_and_resumes(stopped):
     config, out = stopped
-    manifest = json.loads((out / "checkpoint" / harness.MANIFEST).read_text())
+    manifest = json.loads((out / "checkpoint" / checkpoints.MANIFEST).read_text())
     payload = out / "checkpoint" / manifest["file"]
     allowed = {f"{g.__module__}.{g.__qualname__}" for g in safeload.SAFE_GLOBALS}
     assert set(torch.serialization.get_unsafe_globals_in_checkpoint(payload)) <= allowed
     rng = safeload.load_torch(payload)["rng"]
     assert {type(v) for v in rng["numpy_global"].values()} <= {str, int, float, torch.Tensor}
     assert {type(v) for v in rng["python"].values()} <= {int, list, float, type(None)}
-    assert manifest["git_commit"] == harness.written_by()
+    assert manifest["git_commit"] == checkpoints.written_by()
     proc = run_cli("effmarl", "train", "--config", str(config), "--out", str(out), "--set", "budget.episodes=4")
     assert proc.returncode == 0, proc.stderr
     assert json.loads((out / "counters.json").read_text())["resumed_from_episode"] == 2

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from effmarl import harness, io
+from effmarl import checkpoints, harness, io
 from effmarl.config import ConfigError
 
 KEY = {"algo": "maddpg", "seed": 1, "offpolicy": {"lr": 0.01}}
@@ -22,8 +22,8 @@ def payload(x: float = 1.0) -> dict:
     return {"w": torch.full((64, 64), x), "step": 7, "rng": np.random.default_rng(0).bit_generator.state}
 
 
-def saved(tmp_path, progress: int = 4, x: float = 1.0) -> harness.CheckpointStore:
-    store = harness.CheckpointStore(tmp_path / "checkpoint")
+def saved(tmp_path, progress: int = 4, x: float = 1.0) -> checkpoints.CheckpointStore:
+    store = checkpoints.CheckpointStore(tmp_path / "checkpoint")
     store.save(payload(x), KEY, progress, "episodes")
     return store
 
@@ -33,7 +33,7 @@ def test_save_then_load_returns_the_same_state_and_progress(tmp_path):
     state, progress = store.load(KEY, "budget.episodes", 10)
     assert progress == 4 and state["step"] == 7 and torch.equal(state["w"], payload()["w"])
     manifest = json.loads(store.manifest_path.read_text())
-    assert manifest["format_version"] == harness.FORMAT_VERSION and len(manifest["sha256"]) == 64
+    assert manifest["format_version"] == checkpoints.FORMAT_VERSION and len(manifest["sha256"]) == 64
     assert sorted(p.name for p in store.dir.iterdir()) == ["checkpoint.json", manifest["file"]]
 
 
@@ -77,7 +77,7 @@ def test_a_tampered_or_newer_manifest_is_refused(tmp_path, edit, expected):
     store = saved(tmp_path)
     m = edit(json.loads(store.manifest_path.read_text()))
     if expected is None:
-        m["manifest_sha256"] = harness._manifest_digest(m)
+        m["manifest_sha256"] = checkpoints._manifest_digest(m)
         expected = "format version 99"
     store.manifest_path.write_text(json.dumps(m))
     with pytest.raises(ConfigError, match=expected):
@@ -95,16 +95,17 @@ def test_a_checkpoint_without_manifest_from_an_older_version_is_refused(tmp_path
     (tmp_path / "checkpoint").mkdir()
     torch.save({"x": 1}, tmp_path / "checkpoint" / "state.pt")
     with pytest.raises(ConfigError, match="without a checksum manifest"):
-        harness.CheckpointStore(tmp_path / "checkpoint").load(KEY, "budget.episodes", 10)
+        checkpoints.CheckpointStore(tmp_path / "checkpoint").load(KEY, "budget.episodes", 10)
 
 
 def test_resume_key_lets_budget_threads_profile_change_and_names_other_fields():
     cfg = {"algo": "maddpg", "seed": 1, "budget": {"episodes": 4}, "threads": 1, "profile": "smoke",
            "offpolicy": {"lr": 0.01, "gamma": 0.95}}
     other = {**cfg, "budget": {"episodes": 9}, "threads": 2, "profile": "adhoc"}
-    assert harness.resume_key(cfg) == harness.resume_key(other)
+    assert checkpoints.resume_key(cfg) == checkpoints.resume_key(other)
     changed = {**cfg, "seed": 2, "offpolicy": {"lr": 0.5, "gamma": 0.95}}
-    assert harness.key_differences(harness.resume_key(cfg), harness.resume_key(changed)) == ["offpolicy.lr", "seed"]
+    differences = checkpoints.key_differences(checkpoints.resume_key(cfg), checkpoints.resume_key(changed))
+    assert differences == ["offpolicy.lr", "seed"]
 
 
 def test_another_configuration_is_refused_listing_the_fields(tmp_path):
@@ -141,7 +142,7 @@ def test_stray_temporary_files_are_removed_and_nothing_else(tmp_path):
     (tmp_path / ".metrics.parquet.abc123_x.tmp").write_text("half")
     (tmp_path / "keep.tmp").write_text("not ours")
     (tmp_path / "metrics.parquet").write_text("done")
-    removed = harness.remove_strays(tmp_path)
+    removed = checkpoints.remove_strays(tmp_path)
     assert [p.name for p in removed] == [".metrics.parquet.abc123_x.tmp"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.tmp", "metrics.parquet"]
 

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from effmarl import harness
+from effmarl import checkpoints
 from effmarl.algos import offpolicy
 from effmarl.config import ConfigError, validate
 from effmarl.train import train
@@ -85,7 +85,7 @@ def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, algo, storage):
     train(copy.deepcopy(cfg), tmp_path / "whole")
 
     saves = {"n": 0}
-    real_save = harness.CheckpointStore.save
+    real_save = checkpoints.CheckpointStore.save
 
     def crash_after_second_save(self, *args):
         real_save(self, *args)
@@ -93,10 +93,10 @@ def test_resumed_run_equals_uninterrupted(tmp_path, monkeypatch, algo, storage):
         if saves["n"] == 2:
             raise KeyboardInterrupt("simulated crash after episode 4's checkpoint")
 
-    monkeypatch.setattr(harness.CheckpointStore, "save", crash_after_second_save)
+    monkeypatch.setattr(checkpoints.CheckpointStore, "save", crash_after_second_save)
     with pytest.raises(KeyboardInterrupt):
         train(copy.deepcopy(cfg), tmp_path / "crashed")
-    monkeypatch.setattr(harness.CheckpointStore, "save", real_save)
+    monkeypatch.setattr(checkpoints.CheckpointStore, "save", real_save)
     # a fresh process would re-seed torch/numpy from the config before resuming; so does train()
     train(copy.deepcopy(cfg), tmp_path / "crashed")
     assert json.loads((tmp_path / "crashed" / "counters.json").read_text())["resumed_from_episode"] == 4

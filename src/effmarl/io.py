@@ -1,7 +1,7 @@
 """Atomic output: every file is written to a temporary sibling and renamed into place, so a killed job
 never leaves a half-written file that looks complete. Files get the mode the umask allows (0666 & ~umask),
 as `open()` would give them, not mkstemp's 0600; a temporary file a kill leaves behind is named
-`.<name>.<random>.tmp` so that `effmarl.harness.remove_strays` can find it."""
+`.<name>.<random>.tmp` so that `effmarl.checkpoints.remove_strays` can find it."""
 
 from __future__ import annotations
 
