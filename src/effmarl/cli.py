@@ -173,30 +173,14 @@ def _cmd_env_info(args) -> int:
     import torch  # noqa: F401  (provenance.hardware() reports GPUs and CUDA through torch once it is imported)
 
     from effmarl.profiling.tools import probe_all
-    from effmarl.provenance import IMAGE_MARKER, environment
+    from effmarl.provenance import describe, environment
 
     info = environment()
     info["counters"] = probe_all()
     if args.json:
         print(json.dumps(info, indent=2, sort_keys=True))
         return 0
-    hw = info["hardware"]
-    lines = [
-        f"effmarl {info['effmarl_version']} on Python {info['python']} ({info['python_executable']})",
-        f"git: {info['git']['commit'] or 'unknown'}" + (" (dirty)" if info["git"]["dirty"] else ""),
-        f"container: {'yes' if info['in_container'] else 'no'}",
-        f"project image: yes ({info['project_image']})" if info["project_image"] else
-        f"project image: no (no {IMAGE_MARKER}, which this project's Dockerfile writes)",
-        f"CPU: {hw['cpu_model']}, {hw['usable_cores']} usable of {hw['logical_cores']} logical cores, "
-        f"{hw['memory_gib']} GiB memory, {hw['machine']}, {hw['system']}",
-        f"GPU: {', '.join(hw['gpus']) + ' (CUDA ' + str(hw['cuda']) + ')' if hw['gpus'] else 'none'}",
-        "packages: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in info["packages"].items()),
-        "counter sources:",
-    ]
-    for name, probe in info["counters"].items():
-        state = "usable" if probe["available"] else f"unavailable — {probe['reason']}"
-        lines.append(f"  {name}: {state}")
-    print("\n".join(lines))
+    print(describe(info))
     return 0
 
 

@@ -142,3 +142,25 @@ def record(config: dict | None = None, *, started_at: str | None = None, seed: i
     })
     rec.update(extra or {})
     return rec
+
+
+def describe(info: dict) -> str:
+    """`effmarl env-info`'s text: an `environment()` record with its counter probes (profiling.tools.probe_all) under
+    "counters", one fact per line."""
+    hw = info["hardware"]
+    lines = [
+        f"effmarl {info['effmarl_version']} on Python {info['python']} ({info['python_executable']})",
+        f"git: {info['git']['commit'] or 'unknown'}" + (" (dirty)" if info["git"]["dirty"] else ""),
+        f"container: {'yes' if info['in_container'] else 'no'}",
+        f"project image: yes ({info['project_image']})" if info["project_image"] else
+        f"project image: no (no {IMAGE_MARKER}, which this project's Dockerfile writes)",
+        f"CPU: {hw['cpu_model']}, {hw['usable_cores']} usable of {hw['logical_cores']} logical cores, "
+        f"{hw['memory_gib']} GiB memory, {hw['machine']}, {hw['system']}",
+        f"GPU: {', '.join(hw['gpus']) + ' (CUDA ' + str(hw['cuda']) + ')' if hw['gpus'] else 'none'}",
+        "packages: " + ", ".join(f"{k} {v or 'not installed'}" for k, v in info["packages"].items()),
+        "counter sources:",
+    ]
+    for name, probe in info["counters"].items():
+        state = "usable" if probe["available"] else f"unavailable — {probe['reason']}"
+        lines.append(f"  {name}: {state}")
+    return "\n".join(lines)
