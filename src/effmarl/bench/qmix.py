@@ -200,7 +200,7 @@ def update(args, root: Path) -> list[dict]:
                         times[path].append(((time.perf_counter() - start) / updates,
                                             (time.process_time() - cpu) / updates, phases))
         best = {path: min(blocks, key=lambda b: b[0]) for path, blocks in times.items()}  # least disturbed block
-        compile_s = stack._compiled.compile_seconds if getattr(stack, "_compiled", None) else float("nan")
+        compile_s = stack.compile_seconds if stack.compile_seconds is not None else float("nan")
         for path, (t, cpu, phases) in best.items():
             rows.append({"measure": "update", "runner": "-", "method": method, "seeds": 1,
                          "updates_per_round": args.envs, "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t,

@@ -98,6 +98,11 @@ class SeedStack:
         self._compiled = self._compiled or CompiledLoss(self.template)
         self.compiled_loss = self._compiled
 
+    @property
+    def compile_seconds(self) -> float | None:
+        """Seconds spent compiling the jitted programs so far (None: this stack never compiled)."""
+        return self._compiled.compile_seconds if self._compiled else None
+
     def __len__(self) -> int:
         return len(self.learners)
 
