@@ -195,6 +195,11 @@ def selected_config(cfg: dict, selection_csv: str | Path) -> dict:
 COMPARABLE_SETTINGS = ("budget.env_steps", "qmix.updates_per_round", "qmix.num_envs", "qmix.batch_size", "qmix.lr",
                        "qmix.epsilon_anneal_time", "qmix.scale_schedules", "qmix.eval_every", "qmix.eval_episodes",
                        "qmix.shared_params")
+# What the paper-1 runs whose phase times one figure or claim compares across N must share: one budget and the
+# same update rounds (an MPE episode has max_cycles steps at every N). Checked on the results
+# (metrics.require_one_budget).
+PAPER1_COMPARABLE_SETTINGS = ("budget.episodes", "env.max_cycles", "env.num_envs", "offpolicy.warmup",
+                              "offpolicy.update_every", "offpolicy.batch_size", "offpolicy.lr")
 COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8")  # and every study with sparsity_from: selection
 
 

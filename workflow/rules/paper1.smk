@@ -46,22 +46,30 @@ rule paper1_counters:
         "effmarl counters {params.args} --jobs {threads} --profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
-# Registered only when the profile has paper-1 studies.
+# Registered only when the profile has paper-1 studies. Each output takes the study that can support its claim:
+# end-to-end times from the study that trains neighbor and uniform side by side (paper1), the phase shares vs N
+# from a study of one budget at every N (paper1_scale, else paper1: the paper profile's paper1 has every N), the
+# reward from a study whose predators learn (paper1_reward, else paper1) against the random policy (skeleton).
 _p1_studies = [s for s in RUNS if s.startswith("paper1")]
 if _p1_studies:
     _bench, _counters = [f"{P1_MICRO}/sampling_bench.parquet"], [f"{P1_MICRO}/counters.parquet"]
     add_figure("paper1", "sampling_phase_vs_n", "paper1_sampling_bench", bench=_bench)
     add_figure("paper1", "sampling_counters", "paper1_counters", counters=_counters)
-    # Scaling-study outputs over the paper1 training studies (the k-sweep study is kept apart).
-    _p1_main = [s for s in _p1_studies if s != "paper1_ksweep"]
-    add_table("paper1", "claims", "paper1_claims", bench=_bench,
-              phases=[summary(s, "phases") for s in _p1_main], metrics=[summary(s, "metrics") for s in _p1_main])
-    add_figure("paper1", "phase_scaling", "paper1_scaling", phases=[summary(s, "phases") for s in _p1_main])
-    # uniform-vs-neighbor outputs only from studies that train both samplers (not the baseline-only scale study)
-    _p1_pairs = [s for s in _p1_main if {c["replay"]["sampler"] for c in RUNS[s].values()} >= {"uniform", "neighbor"}]
+    _p1_pairs = [s for s in ("paper1",) if s in RUNS
+                 and {c["replay"]["sampler"] for c in RUNS[s].values()} >= {"uniform", "neighbor"}]
+    _scaling = [summary(next(s for s in ("paper1_scale", "paper1") if s in RUNS), "phases")] if (
+        {"paper1_scale", "paper1"} & set(RUNS)) else []
+    _reward = [summary(s, "metrics") for s in ("paper1_reward",) if s in RUNS] or [summary(s, "metrics")
+                                                                                    for s in _p1_pairs]
+    _random = [summary("skeleton", "metrics")] if "skeleton" in RUNS else []
+    add_table("paper1", "claims", "paper1_claims", bench=_bench, counters=_counters,
+              phases=[summary(s, "phases") for s in _p1_pairs], scaling=_scaling, metrics=_reward, random=_random)
+    if _scaling:
+        add_figure("paper1", "phase_scaling", "paper1_scaling", phases=_scaling)
     if _p1_pairs:
         add_figure("paper1", "end_to_end", "paper1_end_to_end", phases=[summary(s, "phases") for s in _p1_pairs])
-        add_figure("paper1", "reward_curves", "paper1_rewards", metrics=[summary(s, "metrics") for s in _p1_pairs])
+    if _reward:
+        add_figure("paper1", "reward_curves", "paper1_rewards", metrics=_reward, random=_random)
     if "paper1_ksweep" in RUNS:
         add_figure("paper1", "ksweep", "paper1_ksweep",
                    phases=[summary("paper1_ksweep", "phases")], metrics=[summary("paper1_ksweep", "metrics")])

@@ -138,6 +138,14 @@ def add_footer(fig, summary: pd.DataFrame | None) -> None:
     fig.text(0.01, y, textwrap.fill(source_line(summary), width), fontsize=6, color="0.4", ha="left", va="top")
 
 
+def stamp(fig, reasons: list[str]) -> None:
+    """'ILLUSTRATIVE: <reasons>' across the top of a figure whose runs cannot support or refute the claim it
+    illustrates (too few seeds or update rounds, a budget where nothing learned …): the image says so itself."""
+    if reasons:
+        fig.text(0.5, 1.0, "ILLUSTRATIVE: " + "; ".join(reasons), ha="center", va="bottom", fontsize=8,
+                 color="#b00000", fontweight="bold", wrap=True)
+
+
 def legend_right(ax, **kwargs):
     """A legend outside the axes on the right, where it covers no data, label or footer."""
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)

@@ -1,20 +1,33 @@
 """Paper 1, figures 1 and 2 from the training runs' phases tables, vs agent count N: share of training time per
 leaf phase (left) and the split of "update all trainers" into sampling / target-Q / Q loss / P loss / target update
 (right), one row per algorithm, reference storage with uniform sampling (the paper's baseline; other storages if
-it is absent); seconds summed over seeds. A phase has one colour in both columns."""
+it is absent); seconds summed over seeds. A phase has one colour in both columns.
+
+Every bar compares runs of one budget (metrics.require_one_budget refuses runs trained differently, e.g. a long
+study's N = 3 runs pooled with a short study's); each panel's title gives the seeds and update rounds per run, and
+a figure resting on fewer than MIN_UPDATE_ROUNDS rounds or MIN_SEEDS seeds at some N is stamped illustrative."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import PHASE_COLORS, named_inputs, read_tables
-from effmarl.analysis.metrics import LEAF_PHASES, UPDATE_PHASES, shares, steady_state
+from effmarl.analysis.common import PHASE_COLORS, named_inputs, read_tables, stamp
+from effmarl.analysis.metrics import (
+    LEAF_PHASES,
+    UPDATE_PHASES,
+    evidence,
+    require_one_budget,
+    shares,
+    shortfalls,
+    steady_state,
+)
 
-CAPTION = ("Training time by phase vs agent count N (left: share of total training time; right: share of "
+CAPTION = ("Paper 1, Figures 1 and 2: training time by phase vs agent count N (left: share of total training time; right: share of "
            "'update all trainers' per sub-phase), per algorithm, reference storage with uniform sampling; "
            "phase seconds measured inside the training runs after the warm-up (from the first update round on) "
-           "and summed over seeds.")
+           "and summed over seeds; every run of the figure has one budget (seeds and update rounds per run in "
+           "each title).")
 INPUTS = {"phases": "phases.summary.parquet of the paper-1 scaling studies (any number)"}
 
 
@@ -38,15 +51,21 @@ def _stack(ax, table: pd.DataFrame, phases: list[str], title: str) -> None:
 def make(inputs: list[str]):
     summary = read_tables(named_inputs(inputs, INPUTS, "figure paper1_scaling")["phases"])
     base = baseline_runs(steady_state(summary))
+    require_one_budget(base, "figure paper1_scaling")
     by = ["cfg.algo", "cfg.env.n_agents"]
+    support = evidence(base, by)
     leaf = shares(base, by, LEAF_PHASES, LEAF_PHASES)
     upd = shares(base, by, UPDATE_PHASES, ["update_all_trainers"])
     algos = list(leaf.index.get_level_values(0).unique())
     fig, axes = plt.subplots(len(algos), 2, figsize=(10, 3.2 * len(algos)), squeeze=False)
     for row, algo in zip(axes, algos, strict=True):
-        _stack(row[0], leaf.loc[algo], LEAF_PHASES, f"{algo}: training time by phase")
-        _stack(row[1], upd.loc[algo], UPDATE_PHASES, f"{algo}: update all trainers by sub-phase")
+        held = support.loc[algo]
+        seeds = "/".join(sorted({str(int(v)) for v in held["seeds"]}))
+        counts = f"{seeds} seeds, {int(held['update_rounds'].min())} update rounds per run"
+        _stack(row[0], leaf.loc[algo], LEAF_PHASES, f"{algo.upper()}: training time by phase ({counts})")
+        _stack(row[1], upd.loc[algo], UPDATE_PHASES, f"{algo.upper()}: update all trainers by sub-phase")
     fig.tight_layout()
+    stamp(fig, shortfalls(support))
     handles, labels = axes[0][0].get_legend_handles_labels()
     fig.legend(handles, labels, fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 0.98), title="phase",
                title_fontsize=7)

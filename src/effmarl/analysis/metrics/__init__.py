@@ -20,11 +20,16 @@ from effmarl.analysis.metrics.mast import (
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
+                                             MIN_SEEDS,
+                                             MIN_UPDATE_ROUNDS,
                                              UPDATE_PHASES,
+                                             evidence,
                                              phase_seconds,
+                                             require_one_budget,
                                              run_totals,
                                              sampling_per_round,
                                              shares,
+                                             shortfalls,
                                              steady_state,
 )
 from effmarl.analysis.metrics.rewards import (
@@ -34,7 +39,16 @@ from effmarl.analysis.metrics.rewards import (
                                              final_win_rates,
                                              team_returns,
 )
-from effmarl.analysis.metrics.runs import RUN_ID, config_columns, grid_keys, label, per_run, run_columns, runs
+from effmarl.analysis.metrics.runs import (
+                                             RUN_ID,
+                                             config_columns,
+                                             grid_keys,
+                                             label,
+                                             per_run,
+                                             require_alike,
+                                             run_columns,
+                                             runs,
+)
 from effmarl.analysis.metrics.stats import (
                                              bootstrap_ci,
                                              change_pct,
@@ -51,7 +65,8 @@ __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", 
            "flops_averages", "interval_text",
            "probability_of_improvement", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
-           "LEAF_PHASES", "RUN_ID", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
+           "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "require_alike", "require_one_budget",
+           "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",
            "sampling_per_round", "shares", "smooth", "steady_state", "team_returns"]

@@ -13,9 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.runs import RUN_ID, per_run, run_columns
+from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
-from effmarl.config import ConfigError
 from effmarl.studies import COMPARABLE_SETTINGS
 
 LAST_K = 20  # evaluations averaged per run (the paper's last 20)
@@ -56,33 +55,10 @@ def _keyed(keys: list[str], values) -> dict:
     return dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True))
 
 
-def _setting_text(value) -> str:
-    """250000, 250000.0 and np.int64(250000) alike: a whole float is written as an integer."""
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value.item() if isinstance(value, np.generic) else value)
-
-
 def require_comparable(frames: dict[str, pd.DataFrame], where: str, keys: tuple[str, ...] = (ALGO, MAP)) -> None:
     """A one-line ConfigError per SHARED_SETTINGS column whose value differs between the runs of `frames` ({input
     role: metrics summary}) within one group of `keys`, naming the values and the roles that hold them."""
-    values: dict[tuple, dict[str, dict[str, set]]] = {}
-    for role, frame in frames.items():
-        if frame is None or frame.empty:
-            continue
-        present = [c for c in keys if c in frame]
-        for group, rows in frame.groupby(present, dropna=False, sort=True) if present else [((), frame)]:
-            cell = values.setdefault(group if isinstance(group, tuple) else (group,), {})
-            for column in (c for c in SHARED_SETTINGS if c in rows):
-                for value in {_setting_text(v) for v in rows[column].dropna()}:
-                    cell.setdefault(column, {}).setdefault(value, set()).add(role)
-    lines = [f"{'/'.join(map(str, group))}: runs differ in {column}: "
-             + "; ".join(f"{value} ({', '.join(sorted(roles))})" for value, roles in sorted(seen.items()))
-             + " (every method of one comparison must be trained alike)"
-             for group, cell in sorted(values.items(), key=lambda kv: str(kv[0]))
-             for column, seen in cell.items() if len(seen) > 1]
-    if lines:
-        raise ConfigError(lines, where)
+    require_alike(frames, where, SHARED_SETTINGS, keys)
 
 
 def evaluations(metrics: pd.DataFrame, value: str = "test_win_rate") -> pd.DataFrame:

@@ -6,12 +6,47 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.metrics.runs import per_run, run_columns
+from effmarl.analysis.metrics.runs import per_run, require_alike, run_columns
+from effmarl.studies import PAPER1_COMPARABLE_SETTINGS
 
 # `update_all_trainers` encloses the five update sub-phases; `checkpoint` (saving run state) is not training.
 LEAF_PHASES = ["action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
                "target_update"]
 UPDATE_PHASES = ["sampling", "target_q", "q_loss", "p_loss", "target_update"]
+# Evidence for a phase share vs N (paper 1, figures 1-2): below this, a figure says it is illustrative.
+MIN_UPDATE_ROUNDS, MIN_SEEDS = 20, 2
+
+
+def require_one_budget(phases: pd.DataFrame, where: str) -> None:
+    """One line per setting of PAPER1_COMPARABLE_SETTINGS (budget, warm-up, update interval, batch, lr …) whose
+    value differs between the runs of `phases`, naming the values and the studies that hold them: phase shares or
+    times of runs trained differently are not pooled into one bar or compared across bars."""
+    frames = {str(study): rows for study, rows in phases.groupby("cfg.study")} if "cfg.study" in phases else {
+        "runs": phases}
+    require_alike(frames, where, [f"cfg.{p}" for p in PAPER1_COMPARABLE_SETTINGS],
+                  why="phase shares compare runs of one budget and update-round count")
+
+
+def evidence(phases: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """Per group of `by`: `runs`, `seeds` (distinct cfg.seed) and the fewest `update_rounds` of a run (calls of
+    update_all_trainers), the numbers a phase-share bar rests on."""
+    keys = run_columns(phases)
+    rounds = phases[phases.phase == "update_all_trainers"].groupby(keys)["calls"].sum().rename("update_rounds")
+    table = per_run(phases, rounds.to_frame()) if len(rounds) else per_run(phases, pd.Series(
+        0, index=phases.drop_duplicates(keys).set_index(keys).index, name="update_rounds"))
+    seed = "cfg.seed" if "cfg.seed" in table else keys[-1]
+    return table.groupby(by).agg(runs=(keys[-1], "size"), seeds=(seed, "nunique"),
+                                 update_rounds=("update_rounds", "min"))
+
+
+def shortfalls(evidence_table: pd.DataFrame) -> list[str]:
+    """What makes an `evidence` table illustrative: fewer than MIN_UPDATE_ROUNDS update rounds or MIN_SEEDS seeds."""
+    out = []
+    if len(evidence_table) and evidence_table["update_rounds"].min() < MIN_UPDATE_ROUNDS:
+        out.append(f"{int(evidence_table['update_rounds'].min())} update rounds per run (< {MIN_UPDATE_ROUNDS})")
+    if len(evidence_table) and evidence_table["seeds"].min() < MIN_SEEDS:
+        out.append(f"{int(evidence_table['seeds'].min())} seed(s) at some N (< {MIN_SEEDS})")
+    return out
 
 
 def steady_state(phases: pd.DataFrame) -> pd.DataFrame:

@@ -23,9 +23,10 @@ def episode_returns(metrics: pd.DataFrame) -> pd.DataFrame:
     return per_run(metrics, values)
 
 
-def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_FRACTION) -> pd.DataFrame:
-    """Per run: `reward`, the mean all-agent episode return over the last `fraction` of its episodes."""
-    ep = episode_returns(metrics)
+def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_FRACTION, team: str | None = None) -> pd.DataFrame:
+    """Per run: `reward`, the mean episode return over the last `fraction` of its episodes, summed over all agents
+    or, given `team`, over that team's agents (paper 1 measures the predators' return)."""
+    ep = episode_returns(metrics if team is None else metrics[metrics["team"] == team])
     keys = run_columns(metrics)
     span = ep.groupby(keys)["episode"].agg(["min", "max"])
     bounds = ep.join(span, on=keys)

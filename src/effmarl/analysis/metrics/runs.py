@@ -3,7 +3,10 @@ key (the neighbor window k, the sparsity, the map …) keeps runs apart without 
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
+
+from effmarl.config import ConfigError
 
 RUN_ID = ["cfg.study", "run_id"]
 # Columns that describe where a run came from rather than what it is (never plotted as an axis).
@@ -48,3 +51,34 @@ def per_run(frame: pd.DataFrame, values: pd.DataFrame | pd.Series) -> pd.DataFra
 def label(row: pd.Series, keys: list[str]) -> str:
     """'algo=maddpg n_agents=3 k=16' from the last dotted part of each key."""
     return " ".join(f"{k.rsplit('.', 1)[-1]}={row[k]}" for k in keys)
+
+
+def setting_text(value) -> str:
+    """250000, 250000.0 and np.int64(250000) alike: a whole float is written as an integer."""
+    if isinstance(value, (float, np.floating)) and float(value).is_integer():
+        return str(int(value))
+    return str(value.item() if isinstance(value, np.generic) else value)
+
+
+def require_alike(frames: dict[str, pd.DataFrame], where: str, settings, keys: tuple[str, ...] = (),
+                  why: str = "every method of one comparison must be trained alike") -> None:
+    """A one-line ConfigError per `settings` column whose value differs between the runs of `frames` ({name: table},
+    e.g. an input role or a study) within one group of `keys` (all runs together when `keys` is empty), naming the
+    values and the frames that hold them. The rule every comparison of runs follows, paper 1's and paper 2's."""
+    values: dict[tuple, dict[str, dict[str, set]]] = {}
+    for name, frame in frames.items():
+        if frame is None or frame.empty:
+            continue
+        present = [c for c in keys if c in frame]
+        for group, rows in frame.groupby(present, dropna=False, sort=True) if present else [((), frame)]:
+            cell = values.setdefault(group if isinstance(group, tuple) else (group,), {})
+            for column in (c for c in settings if c in rows):
+                for value in {setting_text(v) for v in rows[column].dropna()}:
+                    cell.setdefault(column, {}).setdefault(value, set()).add(name)
+    lines = [("/".join(map(str, group)) + ": " if group else "") + f"runs differ in {column}: "
+             + "; ".join(f"{value} ({', '.join(sorted(names))})" for value, names in sorted(seen.items()))
+             + f" ({why})"
+             for group, cell in sorted(values.items(), key=lambda kv: str(kv[0]))
+             for column, seen in cell.items() if len(seen) > 1]
+    if lines:
+        raise ConfigError(lines, where)

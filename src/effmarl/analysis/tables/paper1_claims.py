@@ -1,8 +1,15 @@
 """Paper 1, table 7: every number the paper claims beside ours, the ratio, the run that produced ours and
 its hardware. A claim the inputs do not cover reads "not measured in this profile", never a made-up value.
 
-Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; `phases=` and `metrics=` the
-summaries of the paper-1 training studies (any number of each). A role given no file counts as not measured."""
+Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; `phases=` the phases summaries of
+the studies that time neighbor against uniform sampling (end to end); `scaling=` the phases summary of the study
+whose runs give the update share at every N (one budget); `metrics=` the metrics summaries of the study whose
+predators learn (the reward claim); `random=` the random policy's metrics (the floor learning must clear);
+`counters=` the counters of `effmarl counters`. A role given no file counts as not measured.
+
+Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
+the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
+policy's, by the lower end of its interval over seeds; otherwise the row says so instead of claiming it."""
 
 from __future__ import annotations
 
@@ -16,21 +23,30 @@ from effmarl.analysis.metrics import (
     RUN_ID,
     bootstrap_ci,
     change_pct,
+    episode_returns,
+    evidence,
     final_rewards,
     grid_keys,
     paired,
+    require_one_budget,
     run_totals,
     steady_state,
 )
 
 CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
-           "storage (openai/maddpg layout). End-to-end, reward and phase shares: training runs of the profile; "
-           "times and shares after the warm-up (from each run's first update round on). "
+           "storage (openai/maddpg layout). End-to-end and phase shares: training runs of the profile, times and "
+           "shares after the warm-up (from each run's first update round on), shares from runs of one budget. "
+           "Reward: the predators' final return (last 20 % of episodes) of runs where predators learn, against the "
+           "random policy's; claimed only where every cell clears it. Counters: median and range over repeats. "
            "'not measured in this profile' where the profile has no such run.")
 NOT_MEASURED = "not measured in this profile"
 INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`",
-          "phases": "phases.summary.parquet of the paper-1 training studies",
-          "metrics": "metrics.summary.parquet of the paper-1 training studies"}
+          "phases": "phases.summary.parquet of the studies timing neighbor vs uniform sampling",
+          "scaling": "phases.summary.parquet of the phase-scaling study (one budget at every N)",
+          "metrics": "metrics.summary.parquet of the study whose predators learn (the reward claim)",
+          "random": "metrics.summary.parquet of the random policy (the floor)",
+          "counters": "counters.parquet of `effmarl counters`"}
+REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
 
@@ -66,33 +82,96 @@ def sampling_rows(path: str | None) -> list[dict]:
     return rows
 
 
-def reward_row(metrics: pd.DataFrame | None) -> dict:
-    """Neighbor − uniform final reward, paired by study and every grid key except how transitions are drawn and
-    stored (algorithm, N, seed …), with a 95 % bootstrap interval over the pairs. Reference and contiguous runs of
-    one seed train identically, so storages are pooled per pair. The source cites the runs that form pairs."""
-    claim, paper = "final episode reward, neighbor − uniform", "no significant degradation"
+def random_floor(random: pd.DataFrame | None, n_agents: int | None) -> tuple[float, int] | None:
+    """The random policy's mean predators' return per episode at `n_agents` (all N when None) and the episodes it
+    rests on; None without random-policy runs there."""
+    if random is None or random.empty:
+        return None
+    sel = random[random["team"] == "predator"]
+    if n_agents is not None and "cfg.env.n_agents" in sel:
+        sel = sel[sel["cfg.env.n_agents"] == n_agents]
+    if sel.empty:
+        return None
+    returns = episode_returns(sel)["return"]
+    return float(returns.mean()), len(returns)
+
+
+def learning_verdict(final: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool, str]:
+    """Whether every (algorithm, sampler) cell of `final` (one `reward` per run) learned: the lower end of its 95 %
+    bootstrap interval over seeds above the random policy's mean return; and the text saying by how much."""
+    if floor is None:
+        return False, "no random-policy runs to show that the predators learned"
+    cells = final.groupby(["cfg.algo", "cfg.replay.sampler"])["reward"]
+    margins, failed = [], []
+    for (algo, sampler), values in cells:
+        lo, _ = bootstrap_ci(values.to_numpy())
+        low = values.min() if pd.isna(lo) else lo
+        margins.append(values.mean() - floor[0])
+        if low <= floor[0]:
+            failed.append(f"{algo}/{sampler} {values.mean():.1f}")
+    text = f"random policy {floor[0]:.1f} ({floor[1]} episodes)"
+    if failed:
+        return False, f"not claimed: below or within the random policy's return ({text}): {', '.join(failed)}"
+    return True, f"every cell above the random policy's return by ≥ {min(margins):+.1f} ({text})"
+
+
+def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None, n_agents: int | None = None) -> dict:
+    """Neighbor − uniform final predators' return (paper 1's measure), paired by study and every grid key except how
+    transitions are drawn and stored (algorithm, N, seed …), with a 95 % bootstrap interval over the pairs, and the
+    margin of every cell over the random policy (`random`). Reference and contiguous runs of one seed train
+    identically, so storages are pooled per pair. The source cites the runs that form pairs."""
+    claim = "final predators' return, neighbor − uniform" + (f", N={n_agents}" if n_agents is not None else "")
+    paper = "no significant degradation"
+    if metrics is not None and n_agents is not None and "cfg.env.n_agents" in metrics:
+        metrics = metrics[metrics["cfg.env.n_agents"] == n_agents]
     if metrics is None or not {"uniform", "neighbor"} <= set(metrics.get("cfg.replay.sampler", [])):
-        return _row(claim, paper, NOT_MEASURED, "", "")
-    final = final_rewards(metrics)
+        return _row(claim, paper, NOT_MEASURED + " (no runs at a budget where predators learn)", "", "")
+    final = final_rewards(metrics, team="predator")
     pair_keys = ["cfg.study", *[k for k in grid_keys(metrics) if k not in DRAW_KEYS | {"cfg.study"}]]
     pairs = paired(final, pair_keys, "cfg.replay.sampler", "reward", "uniform", "neighbor")
     if pairs.empty:
         return _row(claim, paper, NOT_MEASURED, "", "")
     diff = pairs["diff"].to_numpy()
     lo, hi = bootstrap_ci(diff)
+    in_pairs = final.merge(pairs[pair_keys], on=pair_keys)
+    in_pairs = in_pairs[in_pairs["cfg.replay.sampler"].isin(["uniform", "neighbor"])]
+    _, margin = learning_verdict(in_pairs, random_floor(random, n_agents))
     verdict = ("too few pairs for an interval" if len(diff) < 2 else
                "interval contains 0: no significant difference" if lo <= 0 <= hi else
                "significantly lower" if hi < 0 else "significantly higher")
-    in_pairs = final.merge(pairs[pair_keys], on=pair_keys)
-    in_pairs = in_pairs[in_pairs["cfg.replay.sampler"].isin(["uniform", "neighbor"])]
-    ours = (f"{diff.mean():+.2f} (95 % CI [{lo:+.2f}, {hi:+.2f}], {len(diff)} pairs; uniform mean "
-            f"{pairs['uniform'].mean():.2f}): {verdict}")
+    interval = "no interval" if len(diff) < 2 else f"95 % CI [{lo:+.2f}, {hi:+.2f}]"
+    ours = (f"{diff.mean():+.2f} ({interval}, {len(diff)} pairs; uniform mean {pairs['uniform'].mean():.2f}): "
+            f"{verdict}; {margin}")
     runs = in_pairs.drop_duplicates(RUN_ID)
     return _row(claim, paper, ours, f"{len(runs)} runs in {len(diff)} pairs "
-                f"({', '.join(sorted(set(runs['cfg.study'])))}); all-agent return, last 20 % of episodes", "")
+                f"({', '.join(sorted(set(runs['cfg.study'])))}); predators' return, last 20 % of episodes", "")
 
 
-def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> list[dict]:
+def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
+    """The update-all-trainers share of training time at N = `n`: seconds summed over the scaling study's
+    reference/uniform runs at `n` (after the warm-up), with a 95 % bootstrap interval of the per-run share, the
+    runs, seeds and update rounds it rests on. Runs of different budgets are refused (require_one_budget)."""
+    claim = f"update-all-trainers share of training time, N={n}"
+    totals = None
+    if scaling is not None:
+        base = steady_state(scaling)
+        base = base[(base["cfg.replay.storage"] == "reference") & (base["cfg.replay.sampler"] == "uniform")]
+        require_one_budget(base, "table paper1_claims (update share)")
+        totals = run_totals(base)
+        totals = totals[totals["cfg.env.n_agents"] == n]
+    if totals is None or totals.empty or totals.total.sum() == 0:
+        return _row(claim, f"≈{paper:.0f} %", NOT_MEASURED, "", "")
+    share = 100 * totals["update"].sum() / totals["total"].sum()
+    lo, hi = bootstrap_ci((100 * totals["update"] / totals["total"]).to_numpy())
+    held = evidence(base[base["cfg.env.n_agents"] == n], ["cfg.env.n_agents"]).iloc[0]
+    interval = "" if pd.isna(lo) else f"per-run 95 % CI [{lo:.1f}, {hi:.1f}] %; "
+    return _row(claim, f"≈{paper:.0f} %", f"{share:.1f} % (reference/uniform; {interval}{int(held['runs'])} runs, "
+                f"{int(held['update_rounds'])} update rounds each)", f"{', '.join(sorted(set(totals['cfg.study'])))}: "
+                f"{len(totals)} runs", "", paper, share)
+
+
+def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, scaling: pd.DataFrame | None = None,
+                  random: pd.DataFrame | None = None) -> list[dict]:
     rows = []
     totals = run_totals(steady_state(phases)) if phases is not None else None
     claim = "end-to-end training time, neighbor vs uniform, N=12"
@@ -113,28 +192,46 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None) -> 
         studies = ", ".join(sorted(set(pairs["cfg.study"])))
         rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over {len(pairs)} pairs{interval})",
                          f"{studies}: {2 * len(pairs)} runs in {len(pairs)} pairs", "", -10.2, change))
-    rows.append(reward_row(metrics))
-    for n, paper in ((3, 35.0), (48, 85.0)):
-        claim = f"update-all-trainers share of training time, N={n}"
-        sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == n)
-                                                 & (totals["cfg.replay.storage"] == "reference")
-                                                 & (totals["cfg.replay.sampler"] == "uniform")]
-        if sel is None or sel.empty or sel.total.sum() == 0:
-            rows.append(_row(claim, f"≈{paper:.0f} %", NOT_MEASURED, "", ""))
-            continue
-        share = 100 * sel["update"].sum() / sel["total"].sum()
-        rows.append(_row(claim, f"≈{paper:.0f} %", f"{share:.1f} % (reference/uniform)",
-                         f"{', '.join(sorted(set(sel['cfg.study'])))}: {len(sel)} runs", "", paper, share))
+    rows += [reward_row(metrics, random, n) for n in REWARD_N]
+    rows += [share_row(scaling, n, paper) for n, paper in ((3, 35.0), (48, 85.0))]
+    return rows
+
+
+def counter_rows(counters: pd.DataFrame | None) -> list[dict]:
+    """Cache misses per sampled transition, neighbor vs uniform, reference storage (paper 1, figure 4): median and
+    range over the repeats of each sampler, and whether the two ranges are apart (the difference is outside the
+    spread of the measurement)."""
+    rows = []
+    for n in REWARD_N:
+        for metric, name in (("D1m", "first-level (D1)"), ("DLm", "last-level")):
+            claim = f"{name} data-cache misses per sampled transition, neighbor vs uniform, N={n}"
+            paper = "fewer misses (figure 4)"
+            diff = None
+            if counters is not None and not counters.empty:
+                diff = counter_difference(counters, "cachegrind", metric, "reference", n)
+            if not diff:
+                rows.append(_row(claim, paper, NOT_MEASURED, "", ""))
+                continue
+            u, nb = diff["uniform"], diff["neighbor"]
+            apart = ("outside the spread" if diff["separated"] else "within the spread: no difference shown")
+            ours = (f"{u['median']:.1f} [{u['lo']:.1f}, {u['hi']:.1f}] -> {nb['median']:.1f} "
+                    f"[{nb['lo']:.1f}, {nb['hi']:.1f}] ({diff['change_pct']:+.1f} %, median [range] over "
+                    f"{diff['repeats']} repeats): {apart}")
+            rows.append(_row(claim, paper, ours, "cachegrind (simulated caches), reference storage", ""))
     return rows
 
 
 def make(inputs: list[str]) -> pd.DataFrame:
     named = named_inputs(inputs, INPUTS, "table paper1_claims", required=False)
     bench = named["bench"][0] if named["bench"] else None
-    phases = pd.concat([pd.read_parquet(p) for p in named["phases"]], ignore_index=True) if named["phases"] else None
-    metrics = (pd.concat([pd.read_parquet(p) for p in named["metrics"]], ignore_index=True) if named["metrics"]
-               else None)
-    rows = sampling_rows(bench) + training_rows(phases, metrics)
+
+    def read(role):
+        return pd.concat([pd.read_parquet(p) for p in named[role]], ignore_index=True) if named[role] else None
+
+    phases, metrics = read("phases"), read("metrics")
+    scaling = read("scaling")
+    random = read("random")
+    rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
     from effmarl.provenance import hardware
 
     hw = hardware()
