@@ -23,15 +23,19 @@ def test_smoke_workflow_makes_every_paper1_output(smoke_workflow):
         for ext in ("csv", "md"):
             assert (figures / f"{stem}.{ext}").is_file(), f"{stem}.{ext} missing"
     claims = pd.read_csv(figures / "paper1" / "tables" / "claims.csv")
-    assert len(claims) == 6 and claims["ours"].notna().all()
+    assert len(claims) == N_CLAIMS and claims["ours"].notna().all()
     counters = pd.read_parquet(smoke_workflow["results"] / "paper1_micro" / "counters.parquet")
     assert {"cachegrind", "perf", "torch_profiler", "ncu"} <= set(counters.source)
 
 
+# sampling N = 3, 12; end-to-end; reward N = 3, 12; update share N = 3, 48; D1 and LL misses at N = 3, 12
+N_CLAIMS = 11
+
+
 def test_claims_table_without_inputs_says_not_measured():
     table = paper1_claims.make([])
-    assert len(table) == 6
-    assert (table["ours"] == paper1_claims.NOT_MEASURED).all()
+    assert len(table) == N_CLAIMS
+    assert table["ours"].str.startswith(paper1_claims.NOT_MEASURED).all()
     assert (table["ratio ours/paper"] == "").all()
 
 

@@ -26,6 +26,13 @@ def entries(outputs: list[str]) -> list[dict]:
     return found
 
 
+def output_name(stem: str | Path, out_stem: str | Path) -> str:
+    """An output's name in the index: its path under the index's folder without extension ('paper1/phase_scaling',
+    'paper1_scale/phase_breakdown'), unique per output even where one figure module draws several studies."""
+    stem, root = Path(stem), Path(out_stem).parent
+    return str(stem.relative_to(root)) if stem.is_relative_to(root) else str(stem)
+
+
 def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
     out_stem = Path(out_stem)
     items = entries(outputs)
@@ -34,7 +41,8 @@ def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
     for item in items:
         rel = [str(Path(f).relative_to(out_stem.parent)) if Path(f).is_relative_to(out_stem.parent) else f
                for f in item["files"]]
-        lines += [f"## {item['kind']} `{item['name']}`", "", item["caption"] or "", "",
+        lines += [f"## {item['kind']} `{output_name(item['stem'], out_stem)}` ({item['name']})", "",
+                  item["caption"] or "", "",
                   "files: " + ", ".join(f"[{r}]({r})" for r in rel), "",
                   f"source: {item['source_runs'] or 'see provenance sidecar'}; made {item['made_at']} "
                   f"at commit {str(item['commit'])[:10]}", ""]

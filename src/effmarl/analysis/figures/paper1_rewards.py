@@ -1,29 +1,45 @@
-"""Paper 1, figure 6: mean episode reward curves, uniform vs neighbor sampling, with 95 % bootstrap
-confidence bands over seeds (all agents' returns summed per episode, smoothed)."""
+"""Paper 1, figure 6: the predators' return (paper 1's measure: the predator team's return per episode, summed
+over predators) against episodes, uniform vs neighbor sampling, mean over seeds with a 95 % bootstrap band, beside
+the random policy's mean return at the same N (the floor a policy that learned clears). A panel whose runs end
+below that floor is stamped illustrative: "no degradation" between policies that did not learn says nothing."""
 
 from __future__ import annotations
 
-from effmarl.analysis.common import named_inputs, panels, read_tables, sampler_color
-from effmarl.analysis.metrics import bootstrap_ci, episode_returns, smooth
+from effmarl.analysis.common import named_inputs, panels, read_tables, sampler_color, stamp
+from effmarl.analysis.metrics import bootstrap_ci, episode_returns, final_rewards, smooth
 
-CAPTION = ("Episode reward (sum of all agents' returns) vs episode, uniform vs neighbor sampling, mean over "
-           "seeds with a 95 % percentile bootstrap band (scipy.stats.bootstrap, 2 000 resamples of seeds; a single "
-           "seed has no band), moving average over 5 % of the episodes; one panel per algorithm and N (reference "
-           "and contiguous storages train identically for a seed, so runs of both storages are pooled per seed).")
-INPUTS = {"metrics": "metrics.summary.parquet of the paper-1 scaling studies (any number)"}
+CAPTION = ("Paper 1, Figure 6: predators' return per episode (summed over the predators) vs episode, uniform vs "
+           "neighbor sampling, mean over seeds with a 95 % percentile bootstrap band (2 000 resamples of seeds; a "
+           "single seed has no band), moving average over 5 % of the episodes; dashed: the random policy's mean "
+           "predators' return at the same N. One panel per algorithm and N; storages pooled per seed (they train "
+           "identically).")
+INPUTS = {"metrics": "metrics.summary.parquet of the reward study (any number)",
+          "random": "optional: metrics.summary.parquet of the random policy (the floor)"}
 
 
 def curves(metrics):
-    """All-agent return per (algo, N, sampler, seed, episode); storages pooled by mean (identical per seed)."""
-    ep = episode_returns(metrics)
+    """Predators' return per (algo, N, sampler, seed, episode); storages pooled by mean (identical per seed)."""
+    ep = episode_returns(metrics[metrics["team"] == "predator"])
     keys = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.sampler", "cfg.seed", "episode"]
     return ep.groupby(keys)["return"].mean().reset_index()
 
 
+def floors(random) -> dict:
+    """The random policy's mean predators' return per N."""
+    if random is None or random.empty:
+        return {}
+    ep = episode_returns(random[random["team"] == "predator"])
+    return ep.groupby("cfg.env.n_agents")["return"].mean().to_dict()
+
+
 def make(inputs: list[str]):
-    summary = read_tables(named_inputs(inputs, INPUTS, "figure paper1_rewards")["metrics"])
+    named = named_inputs(inputs, INPUTS, "figure paper1_rewards")
+    summary = read_tables(named["metrics"])
+    floor = floors(read_tables(named["random"]) if named["random"] else None)
     table = curves(summary)
+    final = final_rewards(summary, team="predator")
     fig, grid = panels(table, ["cfg.algo", "cfg.env.n_agents"], width=3.8, height=3.2)
+    below = []
     for ax, (algo, n), d in grid:
         for sampler, g in d.groupby("cfg.replay.sampler"):
             wide = g.pivot(index="cfg.seed", columns="episode", values="return").dropna(axis=1)
@@ -33,9 +49,15 @@ def make(inputs: list[str]):
             if len(wide) > 1:
                 lo, hi = bootstrap_ci(smoothed)
                 ax.fill_between(wide.columns, lo, hi, alpha=0.25, color=color)
+        if n in floor:
+            ax.axhline(floor[n], color="0.3", linestyle="--", linewidth=1, label=f"random policy ({floor[n]:.1f})")
+            cell = final[(final["cfg.algo"] == algo) & (final["cfg.env.n_agents"] == n)]
+            if (cell.groupby("cfg.replay.sampler")["reward"].mean() <= floor[n]).any():
+                below.append(f"{algo.upper()} N={n} ends at or below the random policy")
         ax.set_xlabel("episode")
-        ax.set_ylabel("episode reward (all agents)")
-        ax.set_title(f"{algo}, N={n}", fontsize=9)
-        ax.legend(fontsize=8)
+        ax.set_ylabel("predators' return")
+        ax.set_title(f"{algo.upper()}, N={n}", fontsize=9)
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
+    stamp(fig, below if floor else ["no random-policy runs to show learning"])
     return fig, summary

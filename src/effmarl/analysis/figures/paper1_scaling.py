@@ -23,12 +23,12 @@ from effmarl.analysis.metrics import (
     steady_state,
 )
 
-CAPTION = ("Paper 1, Figures 1 and 2: training time by phase vs agent count N (left: share of total training time; right: share of "
-           "'update all trainers' per sub-phase), per algorithm, reference storage with uniform sampling; "
-           "phase seconds measured inside the training runs after the warm-up (from the first update round on) "
-           "and summed over seeds; every run of the figure has one budget (seeds and update rounds per run in "
-           "each title).")
-INPUTS = {"phases": "phases.summary.parquet of the paper-1 scaling studies (any number)"}
+CAPTION = ("Paper 1, Figures 1 and 2: training time by phase vs agent count N (left: share of total training "
+           "time; right: share of 'update all trainers' per sub-phase), per algorithm, reference storage with uniform "
+           "sampling; phase seconds measured inside the training runs after the warm-up (from the first update "
+           "round on) and summed over seeds; every run of the figure has one budget (seeds and update rounds per "
+           "run in each title).")
+INPUTS = {"phases": "phases.summary.parquet of the phase-scaling study (one budget at every N)"}
 
 
 def baseline_runs(summary: pd.DataFrame) -> pd.DataFrame:

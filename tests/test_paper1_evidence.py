@@ -1,0 +1,181 @@
+"""Paper 1's outputs rest on runs that can carry their claims (issue: one budget per comparison, learning above the
+random floor). One test per defect found in the published default run of 2026-12-01, each on a small synthetic
+study table: the phase shares pooled runs of different budgets, and "no degradation" of the reward was claimed
+between policies that scored below the random policy."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from effmarl.analysis.figures import paper1_scaling
+from effmarl.analysis.tables import paper1_claims
+from effmarl.config import ConfigError
+
+
+def _phase_rows(run: dict, update_s: float, other_s: float, rounds: int) -> list[dict]:
+    """One run after the warm-up: `update_s` seconds in update_all_trainers (all of it sampling) over `rounds`
+    rounds, `other_s` in env_step."""
+    return [{**run, "episode": 1, "phase": p, "seconds": s, "calls": c} for p, s, c in (
+        ("update_all_trainers", update_s, rounds), ("sampling", update_s, rounds),
+        ("env_step", other_s, 100))]
+
+
+def _run(study: str, n: int, seed: int, episodes: int, algo: str = "maddpg") -> dict:
+    return {"cfg.study": study, "run_id": f"{study}-{algo}-{n}-{seed}", "cfg.profile": "t", "git_commit": "abc",
+            "cfg.algo": algo, "cfg.env.n_agents": n, "cfg.replay.storage": "reference",
+            "cfg.replay.sampler": "uniform", "cfg.seed": seed, "cfg.budget.episodes": episodes,
+            "cfg.offpolicy.warmup": 1024}
+
+
+def _pooled_budgets() -> pd.DataFrame:
+    """The published default's shape: a long study (600 episodes) and a short one (60) both at N = 3."""
+    rows = []
+    for seed in (0, 1):
+        rows += _phase_rows(_run("paper1", 3, seed, 600), update_s=60.0, other_s=40.0, rounds=99)
+    for n in (3, 48):
+        rows += _phase_rows(_run("paper1_scale", n, 0, 60), update_s=3.0 * n, other_s=10.0, rounds=5)
+    return pd.DataFrame(rows)
+
+
+def test_the_phase_scaling_figure_refuses_runs_of_two_budgets_naming_the_studies(tmp_path):
+    path = tmp_path / "phases.summary.parquet"
+    _pooled_budgets().to_parquet(path)
+    with pytest.raises(ConfigError) as err:
+        paper1_scaling.make([f"phases={path}"])
+    assert len(err.value.lines) == 1, err.value.lines
+    line = err.value.lines[0]
+    assert "cfg.budget.episodes" in line and "600 (paper1)" in line and "60 (paper1_scale)" in line, line
+
+
+def test_the_update_share_claim_reads_the_scaling_study_only_and_says_what_it_rests_on():
+    """The end-to-end runs (paper1, 600 episodes) are not pooled into the N = 3 share."""
+    long_runs = _pooled_budgets()
+    long_runs = long_runs[long_runs["cfg.study"] == "paper1"]
+    scaling = []
+    for seed in (0, 1):
+        for n, update in ((3, 30.0), (48, 90.0)):  # shares 30 / (30 + 70) and 90 / (90 + 10)
+            scaling += _phase_rows(_run("paper1_scale", n, seed, 125), update, 100.0 - update, rounds=21)
+    rows = paper1_claims.training_rows(long_runs, None, pd.DataFrame(scaling), None)
+    share = {r["claim"]: r for r in rows if r["claim"].startswith("update-all-trainers")}
+    n3, n48 = share["update-all-trainers share of training time, N=3"], share[
+        "update-all-trainers share of training time, N=48"]
+    assert n3["ours"].startswith("30.0 %") and n48["ours"].startswith("90.0 %"), (n3, n48)
+    assert "2 runs, 21 update rounds each" in n3["ours"], n3["ours"]
+    assert n3["source"] == "paper1_scale: 2 runs", n3["source"]
+
+
+def test_the_update_share_claim_refuses_a_scaling_input_of_two_budgets():
+    with pytest.raises(ConfigError, match="cfg.budget.episodes"):
+        paper1_claims.share_row(_pooled_budgets(), 3, 35.0)
+
+
+def test_a_phase_scaling_figure_of_few_update_rounds_or_one_seed_says_it_is_illustrative(tmp_path):
+    rows = []
+    for n in (3, 48):
+        rows += _phase_rows(_run("paper1_scale", n, 0, 60), update_s=3.0 * n, other_s=10.0, rounds=5)
+    path = tmp_path / "phases.summary.parquet"
+    pd.DataFrame(rows).to_parquet(path)
+    fig, _ = paper1_scaling.make([f"phases={path}"])
+    texts = [t.get_text() for t in fig.texts]
+    assert any(t.startswith("ILLUSTRATIVE") and "5 update rounds" in t and "1 seed" in t for t in texts), texts
+    assert "1 seeds, 5 update rounds per run" in fig.axes[0].get_title()
+
+    rows = []
+    for seed in (0, 1):
+        for n in (3, 48):
+            rows += _phase_rows(_run("paper1_scale", n, seed, 125), update_s=3.0 * n, other_s=10.0, rounds=21)
+    pd.DataFrame(rows).to_parquet(path)
+    fig, _ = paper1_scaling.make([f"phases={path}"])
+    assert not any(t.get_text().startswith("ILLUSTRATIVE") for t in fig.texts)
+
+
+def _reward_metrics(final: dict, prey: float = 0.0, n: int = 3) -> pd.DataFrame:
+    """{(algo, sampler, seed): predators' return in the last episodes}, 10 episodes per run (the first 8 at 0);
+    each episode also has a prey return `prey` (not part of paper 1's measure)."""
+    rows = []
+    for (algo, sampler, seed), value in final.items():
+        for episode in range(10):
+            run = {"cfg.study": "paper1_reward", "run_id": f"{algo}-{sampler}-{seed}", "cfg.algo": algo,
+                   "cfg.env.n_agents": n, "cfg.seed": seed, "cfg.replay.sampler": sampler,
+                   "cfg.replay.storage": "contiguous", "episode": episode}
+            rows.append({**run, "team": "predator", "agent": 0, "return": value if episode >= 8 else 0.0})
+            rows.append({**run, "team": "prey", "agent": 1, "return": prey})
+    return pd.DataFrame(rows)
+
+
+def _random_metrics(value: float, n: int = 3) -> pd.DataFrame:
+    return pd.DataFrame([{"cfg.study": "skeleton", "run_id": f"r{seed}", "cfg.algo": "random", "cfg.env.n_agents": n,
+                          "cfg.seed": seed, "episode": e, "team": team, "agent": 0,
+                          "return": value if team == "predator" else -value}
+                         for seed in (0, 1) for e in range(20) for team in ("predator", "prey")])
+
+
+def _final(values: dict[str, list[float]]) -> dict:
+    return {("maddpg", sampler, seed): v for sampler, vs in values.items() for seed, v in enumerate(vs)}
+
+
+def test_no_degradation_is_not_claimed_between_policies_below_the_random_policy():
+    """The default run claimed neighbor sampling's reward "significantly higher" at returns under the random
+    policy's: the row must say that nothing learned instead of giving a verdict on it."""
+    metrics = _reward_metrics(_final({"uniform": [3.0, 4.0, 5.0], "neighbor": [5.0, 6.0, 7.0]}))
+    row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=3)
+    assert "not claimed" in row["ours"] and "random policy 8.0 (40 episodes)" in row["ours"], row["ours"]
+    assert "maddpg/uniform 4.0" in row["ours"] and "maddpg/neighbor 6.0" in row["ours"], row["ours"]
+
+
+def test_the_reward_claim_states_the_margin_over_random_when_every_cell_learned():
+    metrics = _reward_metrics(_final({"uniform": [20.0, 22.0, 24.0], "neighbor": [21.0, 23.0, 25.0]}))
+    row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=3)
+    assert row["ours"].startswith("+1.00 (95 % CI [+1.00, +1.00], 3 pairs; uniform mean 22.00)"), row["ours"]
+    assert "above the random policy's return by ≥ +14.0" in row["ours"] and "not claimed" not in row["ours"]
+
+
+def test_the_reward_claim_measures_the_predators_return_not_all_agents():
+    """Paper 1 reports the predators' return: a prey return that differs between samplers does not enter it."""
+    metrics = _reward_metrics(_final({"uniform": [20.0, 22.0], "neighbor": [20.0, 22.0]}))
+    metrics.loc[(metrics.team == "prey") & (metrics["cfg.replay.sampler"] == "neighbor"), "return"] = -50.0
+    row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=3)
+    assert row["ours"].startswith("+0.00"), row["ours"]
+
+
+def test_a_reward_row_for_an_agent_count_without_learning_runs_says_so():
+    metrics = _reward_metrics(_final({"uniform": [20.0], "neighbor": [21.0]}), n=3)
+    row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=12)
+    assert row["ours"] == paper1_claims.NOT_MEASURED + " (no runs at a budget where predators learn)"
+
+
+def test_the_index_names_each_output_once_even_when_one_module_draws_several_studies(tmp_path):
+    """The default run's index listed `paper1_phases` three times under one name and caption."""
+    import json
+
+    from effmarl.analysis.index import write_index
+
+    outputs = []
+    for group in ("paper1", "paper1_scale", "paper1_ksweep"):
+        stem = tmp_path / group / "phase_breakdown"
+        stem.parent.mkdir()
+        stem.with_suffix(".png").write_bytes(b"")
+        stem.with_suffix(".provenance.json").write_text(json.dumps({
+            "kind": "figure", "name": "paper1_phases", "caption": "Paper 1, Figure 2", "source_runs": group,
+            "git": {"commit": "abc"}, "finished_at": "now"}))
+        outputs.append(str(stem.with_suffix(".png")))
+    md, _ = write_index(outputs, tmp_path / "index")
+    headings = [line for line in md.read_text().splitlines() if line.startswith("## ")]
+    assert len(headings) == len(set(headings)) == 3, headings
+    assert "## figure `paper1_scale/phase_breakdown` (paper1_phases)" in headings
+
+
+def test_the_reward_figure_draws_the_random_floor_and_stamps_runs_that_end_below_it(tmp_path):
+    from effmarl.analysis.figures import paper1_rewards
+
+    metrics, random = tmp_path / "m.parquet", tmp_path / "r.parquet"
+    _random_metrics(8.0).to_parquet(random)
+    for values, stamped in (([3.0, 4.0], True), ([20.0, 22.0], False)):
+        _reward_metrics(_final({"uniform": values, "neighbor": values})).to_parquet(metrics)
+        fig, _ = paper1_rewards.make([f"metrics={metrics}", f"random={random}"])
+        floors = [line for line in fig.axes[0].lines if line.get_linestyle() == "--"]
+        assert len(floors) == 1 and floors[0].get_ydata()[0] == 8.0
+        assert fig.axes[0].get_ylabel() == "predators' return"
+        texts = [t.get_text() for t in fig.texts if t.get_text().startswith("ILLUSTRATIVE")]
+        assert bool(texts) == stamped, texts
