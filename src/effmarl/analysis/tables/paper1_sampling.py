@@ -1,6 +1,7 @@
-"""Paper 1: sampling-phase time per update round for each run of one paper-1 study, and its change against the
-reference storage drawing uniformly (uniform sampling, or neighbor k = 1, which draws what uniform draws) with
-the same other grid keys (algorithm, N, seed …)."""
+"""Paper 1, Figure 3 measured inside training (figures numbered as in docs/specification.md): sampling-phase time
+per update round for each run of one paper-1 study, and its change against the reference storage drawing uniformly
+(uniform sampling, or neighbor k = 1, which draws what uniform draws) with the same other grid keys (algorithm, N,
+seed …)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,9 @@ import pandas as pd
 from effmarl.analysis.common import named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct, grid_keys, sampling_per_round
 
-CAPTION = ("Mini-batch sampling phase per update round (ms, measured inside training runs), one row per run, by "
-           "the study's grid keys (algorithm, N, replay storage, sampler, neighbor window k, seed); change relative "
-           "to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys.")
+CAPTION = ("Paper 1, Figure 3 measured inside training: mini-batch sampling phase per update round (ms), one row per "
+           "run, by the study's grid keys (algorithm, N, replay storage, sampler, neighbor window k, seed); change "
+           "relative to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys.")
 INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
 SHOWN = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k",
          "cfg.seed"]
