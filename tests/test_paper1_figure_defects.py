@@ -3,6 +3,9 @@ the figure or table from a small synthetic study table and checks the property t
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import matplotlib.colors as mcolors
 import pandas as pd
 import pytest
@@ -11,6 +14,8 @@ from matplotlib.container import BarContainer
 from effmarl.analysis.common import add_footer
 from effmarl.analysis.figures import (
     paper1_counters,
+    paper1_end_to_end,
+    paper1_ksweep,
     paper1_phases,
     paper1_sampling_bench,
     paper1_scaling,
@@ -79,22 +84,25 @@ def _assert_legends_cover_no_label_or_footer(fig, summary):
             assert not _overlap(box, ax.get_window_extent(r)) or legend.axes is not ax, "legend covers its data"
 
 
+def _main_study(sampling=lambda n, sampler, seed: 1.0 + seed) -> pd.DataFrame:
+    """The default paper1 study: 2 algos x 2 N x 2 storages x 2 samplers x 2 seeds = 32 runs; `sampling` gives a
+    run's sampling seconds."""
+    rows = []
+    for algo in ("maddpg", "masac"):
+        for n in (3, 12):
+            for storage in ("reference", "contiguous"):
+                for sampler in ("uniform", "neighbor"):
+                    for seed in (0, 1):
+                        run = {"cfg.study": "paper1", "run_id": f"{algo}{n}{storage}{sampler}{seed}",
+                               "cfg.profile": "t", "git_commit": "abc", "cfg.algo": algo, "cfg.env.n_agents": n,
+                               "cfg.replay.storage": storage, "cfg.replay.sampler": sampler, "cfg.seed": seed}
+                        rows += _phase_rows(run, sampling(n, sampler, seed))
+    return pd.DataFrame(rows)
+
+
 @pytest.mark.parametrize("study", ["ksweep", "main"])
 def test_phase_breakdown_legend_covers_neither_x_label_nor_runs_footer(study, ksweep_phases, tmp_path):
-    if study == "ksweep":
-        phases = pd.read_parquet(ksweep_phases)
-    else:  # the default paper1 study: 2 algos x 2 N x 2 storages x 2 samplers x 2 seeds = 32 runs
-        rows = []
-        for algo in ("maddpg", "masac"):
-            for n in (3, 12):
-                for storage in ("reference", "contiguous"):
-                    for sampler in ("uniform", "neighbor"):
-                        for seed in (0, 1):
-                            run = {"cfg.study": "paper1", "run_id": f"{algo}{n}{storage}{sampler}{seed}",
-                                   "cfg.profile": "t", "git_commit": "abc", "cfg.algo": algo, "cfg.env.n_agents": n,
-                                   "cfg.replay.storage": storage, "cfg.replay.sampler": sampler, "cfg.seed": seed}
-                            rows += _phase_rows(run, 1.0 + seed)
-        phases = pd.DataFrame(rows)
+    phases = pd.read_parquet(ksweep_phases) if study == "ksweep" else _main_study()
     path = tmp_path / "p.parquet"
     phases.to_parquet(path)
     fig, shown = paper1_phases.make([f"phases={path}"])
@@ -254,3 +262,146 @@ def test_seed_count_labels_of_seven_one_seed_bars_do_not_overlap():
     plt.close(fig)
     assert len(boxes) == 7
     assert all(a.x1 <= b.x0 for a, b in zip(boxes, boxes[1:], strict=False)), [(b.x0, b.x1) for b in boxes]
+
+
+# ---- paper-1 figures a reviewer can read (issue: labels on the axis line, key=value bar names, captions without
+# the paper figure, a k-sweep headline its numbers did not carry) ---------------------------------------------------
+
+def _assert_value_labels_inside_their_axes(fig):
+    """Every text drawn in an axes (the value labels) lies inside that axes' box, off its lines, and on the canvas."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    canvas = fig.bbox
+    labelled = [ax for ax in fig.axes if ax.texts]
+    assert labelled, "no value labels drawn"
+    for ax in labelled:
+        box = ax.get_window_extent(r)
+        for text in ax.texts:
+            t = text.get_window_extent(r)
+            where = f"{text.get_text()!r} at x {t.x0:.0f}-{t.x1:.0f}, y {t.y0:.0f}-{t.y1:.0f}"
+            assert box.x0 < t.x0 and t.x1 < box.x1 and box.y0 < t.y0 and t.y1 < box.y1, (
+                f"{where} crosses its axes {box.x0:.0f}-{box.x1:.0f}, {box.y0:.0f}-{box.y1:.0f}")
+            assert canvas.x0 <= t.x0 and t.x1 <= canvas.x1 and canvas.y0 <= t.y0 and t.y1 <= canvas.y1, where
+
+
+def test_end_to_end_change_labels_lie_inside_their_panels(tmp_path):
+    """end_to_end.png of the default run: the label at the largest N ran off the panel's right edge and the one at
+    N = 3 sat on the x axis line."""
+    path = tmp_path / "phases.summary.parquet"
+    _main_study(lambda n, sampler, seed: n * (0.7 if sampler == "neighbor" else 1.0) + 0.1 * seed).to_parquet(path)
+    fig, _ = paper1_end_to_end.make([f"phases={path}"])
+    assert sum(len(ax.texts) for ax in fig.axes) == 8  # 4 panels x 2 N
+    _assert_value_labels_inside_their_axes(fig)
+
+
+def test_sampling_bench_change_labels_lie_inside_their_panels(tmp_path):
+    """sampling_phase_vs_n.png of the default run: '-40.9 %' at N = 12 ran past the panel's edge and '-33.0 %' at
+    N = 3 was struck through by the x axis."""
+    bench = pd.DataFrame([{"storage": st, "sampler": s, "n_agents": n, "median_ms": m, "q25_ms": 0.95 * m,
+                           "q75_ms": 1.05 * m}
+                          for st, scale in (("reference", 1.0), ("contiguous", 0.035))
+                          for n, u in ((3, 10.0), (6, 48.0), (12, 210.0))
+                          for s, m in (("uniform", u * scale), ("neighbor_k16", 0.6 * u * scale))])
+    path = tmp_path / "bench.parquet"
+    bench.to_parquet(path)
+    fig, _ = paper1_sampling_bench.make([f"bench={path}"])
+    assert sum(len(ax.texts) for ax in fig.axes) == 6
+    _assert_value_labels_inside_their_axes(fig)
+
+
+def test_phase_breakdown_names_runs_in_words_not_by_their_config_keys(tmp_path):
+    """phase_breakdown.png of the default run labelled its 32 bars 'algo=maddpg n_agents=12 sampler=neighbor
+    storage=reference seed=1' in 7-point type."""
+    path = tmp_path / "phases.summary.parquet"
+    _main_study().to_parquet(path)
+    fig, _ = paper1_phases.make([f"phases={path}"])
+    ax = fig.axes[0]
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    ticks = [t for t in ax.get_yticklabels() if t.get_text()]
+    names = [t for t in ax.texts if t.get_text()]
+    assert len(ticks) == 32
+    for text in ticks + names:
+        assert "=" not in text.get_text() and "cfg." not in text.get_text(), text.get_text()
+        assert text.get_fontsize() >= 8, (text.get_text(), text.get_fontsize())
+    words = " ".join(t.get_text() for t in ticks + names)
+    for word in ("MADDPG", "MASAC", "12 agents", "reference storage", "neighbor sampling", "seed 1"):
+        assert word in words, word
+    boxes = [t.get_window_extent(r) for t in ticks + names]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            assert not _overlap(a, b), "two bar labels overlap"
+        assert not _overlap(a, ax.get_window_extent(r)), "a bar label covers the bars"
+
+
+def test_phase_breakdown_of_a_k_sweep_names_each_window(ksweep_phases):
+    wide = paper1_phases.breakdown(pd.read_parquet(ksweep_phases))
+    assert list(dict.fromkeys(wide["group"])) == ["window k 1", "window k 4", "window k 16", "window k 64"]
+    assert set(wide["member"]) == {"seed 0", "seed 1"}
+
+
+ROOT = Path(__file__).resolve().parents[1]
+PAPER1_OUTPUTS = [(paper1_end_to_end, "figures"), (paper1_sampling_bench, "figures"), (paper1_phases, "figures"),
+                  (paper1_ksweep, "figures"), (paper1_sampling, "tables")]
+
+
+@pytest.mark.parametrize("module, kind", PAPER1_OUTPUTS, ids=lambda m: getattr(m, "__name__", m).split(".")[-1])
+def test_every_paper1_caption_starts_with_the_paper_figure_it_reproduces(module, kind):
+    """No paper-1 caption named the figure of the paper it reproduces. The caption, the module docstring and the
+    report caption's Reproduces section name the same one."""
+    found = re.match(r"Paper 1, (Figure|Table) (\d+)\b", module.CAPTION)
+    assert found, module.CAPTION[:60]
+    named = found.group(0)
+    assert module.__doc__.startswith(named), module.__doc__[:60]
+    rst = (ROOT / "workflow" / "report" / kind / f"{module.__name__.rsplit('.', 1)[-1]}.rst").read_text()
+    sections = re.findall(r"^\*\*(What it shows|Reproduces|Claim it supports)\.\*\*", rst, flags=re.M)
+    assert sections == ["What it shows", "Reproduces", "Claim it supports"]
+    reproduces = re.search(r"^\*\*Reproduces\.\*\* (.*)$", rst, flags=re.M).group(1)
+    assert reproduces.startswith(named), reproduces
+
+
+def _ksweep_tables(tmp_path, ms: dict, rewards: dict):
+    """A k sweep with the given sampling ms per update round and final reward per k and seed."""
+    phases, metrics = [], []
+    for k, values in ms.items():
+        for seed, value in enumerate(values):
+            run = {"cfg.study": "paper1_ksweep", "run_id": f"k{k}-s{seed}", "cfg.profile": "t", "git_commit": "abc",
+                   "cfg.algo": "maddpg", "cfg.env.n_agents": 3, "cfg.replay.storage": "reference",
+                   "cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": k, "cfg.seed": seed}
+            phases += _phase_rows(run, value * 10 / 1000)  # 10 update rounds
+            metrics += [{**run, "episode": e, "team": "predator", "agent": 0, "return": rewards[k][seed]}
+                        for e in range(5)]
+    return pd.DataFrame(phases), pd.DataFrame(metrics)
+
+
+def test_ksweep_headline_names_the_fastest_k_and_does_not_call_a_lead_within_the_spread_separated(tmp_path):
+    """The default run's docs read 'k = 16 has the lowest sampling time' where the table gave k = 64 11.39 ms vs
+    k = 16 11.69 ms, with seeds spread 10.72-12.67 ms at k = 16."""
+    ms = {1: (13.67, 15.39), 4: (11.60, 13.23), 16: (10.72, 12.67), 64: (11.64, 11.13)}
+    rewards = {1: (-4.0, -4.5), 4: (-3.1, -12.0), 16: (-1.9, -3.6), 64: (-4.1, -4.8)}
+    phases, metrics = _ksweep_tables(tmp_path, ms, rewards)
+    head = paper1_ksweep.headline(phases, metrics)
+    assert head["best_k_time"] == 64 and head["best_k_reward"] == 16 and head["separated"] is False
+    assert "k = 64" in head["text"] and "not separated" in head["text"] and "11.39" in head["text"]
+    per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
+    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([10.72, 12.67])
+    assert (per_k["interval"] == "min–max").all()
+    phases.to_parquet(tmp_path / "p.parquet")
+    metrics.to_parquet(tmp_path / "m.parquet")
+    fig, _ = paper1_ksweep.make([f"phases={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}"])
+    shown = " ".join([fig.get_suptitle(), *(t.get_text() for t in fig.texts),
+                      *(t.get_text() for ax in fig.axes for t in [*ax.texts, ax.title])])
+    shown = shown.replace("\u00a0", " ").replace("\n", " ")
+    assert "k = 64 has the lowest mean sampling time" in shown and "not separated" in shown
+
+
+def test_ksweep_headline_with_three_seeds_uses_a_bootstrap_interval_and_sees_a_clear_lead():
+    ms = {1: (14.0, 14.5, 15.0), 16: (10.0, 10.2, 10.4), 64: (12.0, 12.3, 12.6)}
+    rewards = {k: (-4.0, -4.0, -4.0) for k in ms}
+    phases, metrics = _ksweep_tables(None, ms, rewards)
+    head = paper1_ksweep.headline(phases, metrics)
+    assert head["best_k_time"] == 16 and head["separated"] is True
+    per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
+    assert (per_k["interval"] == "95 % bootstrap").all()
+    assert per_k.loc[16, "time_lo"] >= 10.0 and per_k.loc[16, "time_hi"] <= 10.4
+    assert "separated from the next fastest, k = 64" in head["text"]
