@@ -28,8 +28,8 @@ def test_smoke_workflow_makes_every_paper1_output(smoke_workflow):
     assert {"cachegrind", "perf", "torch_profiler", "ncu"} <= set(counters.source)
 
 
-# sampling N = 3, 12; end-to-end; reward N = 3, 12; update share N = 3, 48; D1 and LL misses at N = 3, 12
-N_CLAIMS = 11
+# sampling N = 3, 12; end-to-end; reward N = 3, 12; update share N = 3, 48; D1 and LL misses at N = 3, 12; k
+N_CLAIMS = 12
 
 
 def test_claims_table_without_inputs_says_not_measured():

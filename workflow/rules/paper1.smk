@@ -62,8 +62,11 @@ if _p1_studies:
     _reward = [summary(s, "metrics") for s in ("paper1_reward",) if s in RUNS] or [summary(s, "metrics")
                                                                                     for s in _p1_pairs]
     _random = [summary("skeleton", "metrics")] if "skeleton" in RUNS else []
+    _ksweep = {f"ksweep_{t}": [summary("paper1_ksweep", t)] if "paper1_ksweep" in RUNS else [] for t in ("phases",
+                                                                                                     "metrics")}
     add_table("paper1", "claims", "paper1_claims", bench=_bench, counters=_counters,
-              phases=[summary(s, "phases") for s in _p1_pairs], scaling=_scaling, metrics=_reward, random=_random)
+              phases=[summary(s, "phases") for s in _p1_pairs], scaling=_scaling, metrics=_reward, random=_random,
+              **_ksweep)
     if _scaling:
         add_figure("paper1", "phase_scaling", "paper1_scaling", phases=_scaling)
     if _p1_pairs:

@@ -146,6 +146,40 @@ def stamp(fig, reasons: list[str]) -> None:
                  color="#b00000", fontweight="bold", wrap=True)
 
 
+LABEL_PAD_PX = 3.0  # room between a value label and the axis line
+
+
+def fit_labels_inside(fig, rounds: int = 10) -> None:
+    """Lay the figure out (tight_layout), then widen each panel's x and y limits until every text in it lies inside
+    its axes, `LABEL_PAD_PX` from the axis lines: a label is never struck through by an axis or cut by the canvas.
+    Labels are anchored to data points with an offset in points, so each widening moves them inwards; a few rounds
+    settle it."""
+    for _ in range(rounds):
+        fig.tight_layout()
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        moved = False
+        for ax in fig.axes:
+            if not ax.texts:
+                continue
+            box = ax.get_window_extent(renderer)
+            texts = [t.get_window_extent(renderer) for t in ax.texts]
+            pad = LABEL_PAD_PX
+            left = max(0.0, *(box.x0 + pad - t.x0 for t in texts))
+            right = max(0.0, *(t.x1 - box.x1 + pad for t in texts))
+            down = max(0.0, *(box.y0 + pad - t.y0 for t in texts))
+            up = max(0.0, *(t.y1 - box.y1 + pad for t in texts))
+            if left or right or down or up:
+                inverse = ax.transData.inverted()
+                x0, y0 = inverse.transform((box.x0 - 1.5 * left, box.y0 - 1.5 * down))
+                x1, y1 = inverse.transform((box.x1 + 1.5 * right, box.y1 + 1.5 * up))
+                ax.set_xlim(x0, x1)
+                ax.set_ylim(y0, y1)
+                moved = True
+        if not moved:
+            return
+
+
 def legend_right(ax, **kwargs):
     """A legend outside the axes on the right, where it covers no data, label or footer."""
     return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)

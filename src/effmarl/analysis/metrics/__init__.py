@@ -3,6 +3,7 @@ normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`
 (`phases`) and episode-return metrics (`rewards`). Figures and tables import from here (and from `analysis.common`
 for reading inputs and saving), never from each other."""
 
+from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
                                              ablation,
@@ -65,8 +66,8 @@ __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", 
            "flops_averages", "interval_text",
            "probability_of_improvement", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
-           "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "require_alike", "require_one_budget",
-           "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
+           "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
+           "require_one_budget", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",
            "sampling_per_round", "shares", "smooth", "steady_state", "team_returns"]

@@ -5,7 +5,8 @@ Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; 
 the studies that time neighbor against uniform sampling (end to end); `scaling=` the phases summary of the study
 whose runs give the update share at every N (one budget); `metrics=` the metrics summaries of the study whose
 predators learn (the reward claim); `random=` the random policy's metrics (the floor learning must clear);
-`counters=` the counters of `effmarl counters`. A role given no file counts as not measured.
+`counters=` the counters of `effmarl counters`; `ksweep_phases=` and `ksweep_metrics=` the k sweep's summaries (the
+headline k). A role given no file counts as not measured.
 
 Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
 the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
@@ -27,6 +28,7 @@ from effmarl.analysis.metrics import (
     evidence,
     final_rewards,
     grid_keys,
+    ksweep_headline,
     paired,
     require_one_budget,
     run_totals,
@@ -45,7 +47,9 @@ INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`",
           "scaling": "phases.summary.parquet of the phase-scaling study (one budget at every N)",
           "metrics": "metrics.summary.parquet of the study whose predators learn (the reward claim)",
           "random": "metrics.summary.parquet of the random policy (the floor)",
-          "counters": "counters.parquet of `effmarl counters`"}
+          "counters": "counters.parquet of `effmarl counters`",
+          "ksweep_phases": "phases.summary.parquet of the k-sweep study",
+          "ksweep_metrics": "metrics.summary.parquet of the k-sweep study"}
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
@@ -197,6 +201,22 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
     return rows
 
 
+def ksweep_row(ksweep_phases: pd.DataFrame | None, ksweep_metrics: pd.DataFrame | None,
+               phases: pd.DataFrame | None) -> dict:
+    """The k sweep's headline (metrics.ksweep.headline: the fastest k, whether it is apart from the next, the k of
+    the best return) beside the k the end-to-end runs (`phases`) use."""
+    claim, paper = "neighbor window k of the headline runs", "one k, chosen by a k sweep (the paper's k unpublished)"
+    if ksweep_phases is None or ksweep_phases.empty:
+        return _row(claim, paper, NOT_MEASURED, "", "")
+    head = ksweep_headline(ksweep_phases, ksweep_metrics)
+    used = ""
+    if phases is not None and "cfg.replay.neighbor_k" in phases:
+        ks = sorted({int(k) for k in phases.loc[phases["cfg.replay.sampler"] == "neighbor", "cfg.replay.neighbor_k"]})
+        used = f" Headline runs use k = {', '.join(map(str, ks))}." if ks else ""
+    studies = ", ".join(sorted(set(ksweep_phases["cfg.study"]))) if "cfg.study" in ksweep_phases else "k sweep"
+    return _row(claim, paper, head["text"] + used, f"{studies}: {len(head['per_k'])} values of k", "")
+
+
 def counter_rows(counters: pd.DataFrame | None) -> list[dict]:
     """Cache misses per sampled transition, neighbor vs uniform, reference storage (paper 1, figure 4): median and
     range over the repeats of each sampler, and whether the two ranges are apart (the difference is outside the
@@ -232,6 +252,7 @@ def make(inputs: list[str]) -> pd.DataFrame:
     scaling = read("scaling")
     random = read("random")
     rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
+    rows.append(ksweep_row(read("ksweep_phases"), read("ksweep_metrics"), phases))
     from effmarl.provenance import hardware
 
     hw = hardware()
