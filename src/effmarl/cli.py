@@ -189,10 +189,12 @@ def _cmd_counters(args) -> int:
 
     if args.jobs < 1:
         raise ConfigError([f"--jobs must be at least 1, got {args.jobs}"], "effmarl counters")
+    if args.repeats < 1:
+        raise ConfigError([f"--repeats must be at least 1, got {args.repeats}"], "effmarl counters")
 
     specs = counters.specs_for(args.agents, args.storage, args.sampler, batch=args.batch, k=args.k, fill=args.fill,
                                rounds=args.rounds, gather=args.gather, seed=args.seed,
-                               caches=dict(c.split("=", 1) for c in args.cache or []))
+                               caches=dict(c.split("=", 1) for c in args.cache or []), repeats=args.repeats)
     rows = counters.measure(specs, args.sources, jobs=args.jobs)
     for path in counters.write(rows, args.out, {k: v for k, v in vars(args).items() if k != "func"}):
         print(path)
@@ -302,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sources", nargs="+", default=["perf", "cachegrind", "torch_profiler", "ncu"])
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--jobs", type=int, default=1, help="cachegrind driver processes run side by side (default 1)")
+    p.add_argument("--repeats", type=int, default=5,
+                   help="measurements of each configuration, each with its own address-space layout of both driver "
+                        "processes (hash seed, heap/mmap/stack offsets; the same fill); default 5")
     p.add_argument("--cache", action="extend", nargs="+", metavar="LEVEL=size,assoc,line",
                    help="override a simulated cache, e.g. LL=262144,8,64 (default I1/D1 32 KiB, LL 8 MiB)")
     p.add_argument("--out", required=True, help="output path without extension (.parquet and .json)")

@@ -19,11 +19,22 @@ samples N·B transitions. "Per sampled transition" divides by R·N·B.
 `torch.from_numpy`, and the driver then does not import torch, which alone costs about two minutes under
 valgrind: a stand-in module providing only `torch.device` takes its place, and any other use fails loudly.
 `gather: torch` runs the storages' real `gather` (torch tensors) and pays that import.
+
+Repeats. Cachegrind's simulation is deterministic given the addresses a process touches, so one measurement has
+no spread of its own; what changes a count is the address-space layout (where the heap, the mmap'd arenas and
+large arrays, the stack and each dict's slots land), and a single layout is one draw of it. Repeat r therefore
+gives BOTH driver processes of its difference (R rounds and 0 rounds) the layout `layout(r)`: string-hash seed
+PYTHONHASHSEED = r, an mmap'd pad of 0-4 MiB in pages and a heap (brk) pad of 0-64 KiB in 16-byte steps allocated
+before anything else and kept alive, and an environment variable of 0-4 KiB that moves the stack. The fill's
+transitions stay the same (the spec's `seed`); only where they lie changes. With a fixed layout the drivers are
+also fixed in what they execute: OpenBLAS and OpenMP run one thread (their idle worker threads otherwise spin
+for as long as the host happens to schedule them, which made two identical runs differ by ~3e6 instructions).
 """
 
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import subprocess
 import sys
@@ -39,6 +50,36 @@ PERF_EVENTS = ("cache-references", "cache-misses", "L1-dcache-load-misses", "LLC
                "dTLB-load-misses", "instructions", "cycles")
 # Fixed simulated caches, so the counts do not depend on the host that runs valgrind.
 CACHE_CONFIG = {"I1": "32768,8,64", "D1": "32768,8,64", "LL": "8388608,16,64"}
+# Address-space layout of a repeat (see `layout`): upper bounds of the pads.
+MMAP_PAD_PAGES, PAGE = 1024, 4096  # 0-4 MiB
+HEAP_PAD_MAX, ENV_PAD_MAX, PAD_STEP = 65536, 4096, 16
+LAYOUT_ENV_VAR = "EFFMARL_LAYOUT_PAD"
+
+
+def layout(repeat: int) -> dict:
+    """The address-space layout of repeat `repeat`'s driver processes: `hash_seed` (PYTHONHASHSEED, = repeat),
+    `mmap_pad` (bytes of an anonymous mapping made first: 0-4 MiB in whole pages, so every later mapping — the
+    interpreter's object arenas, large arrays — lands that much lower), `heap_pad` (bytes malloc'd from the brk
+    heap first: 0-64 KiB in 16-byte steps, moving the small array buffers by whole pages and within a page) and
+    `env_pad` (characters of an extra environment variable: 0-4 KiB in 16-byte steps, moving the stack). Drawn
+    from a Generator seeded by `repeat`, so a repeat's layout is the same on every run."""
+    rng = np.random.default_rng(repeat)
+    return {"hash_seed": int(repeat), "mmap_pad": int(rng.integers(0, MMAP_PAD_PAGES + 1)) * PAGE,
+            "heap_pad": int(rng.integers(0, HEAP_PAD_MAX // PAD_STEP)) * PAD_STEP,
+            "env_pad": int(rng.integers(0, ENV_PAD_MAX // PAD_STEP)) * PAD_STEP}
+
+
+_LAYOUT_PADS: list = []  # kept alive for the driver's lifetime
+
+
+def apply_layout(spec: dict) -> None:
+    """Allocate the spec's layout pads (an mmap of `mmap_pad` bytes, a heap block of `heap_pad` bytes) and keep
+    them; pages of the mapping are never touched. A spec without a layout gets none."""
+    lay = spec.get("layout") or {}
+    if lay.get("mmap_pad"):
+        _LAYOUT_PADS.append(mmap.mmap(-1, lay["mmap_pad"]))
+    if lay.get("heap_pad"):
+        _LAYOUT_PADS.append(bytearray(lay["heap_pad"]))  # above 512 bytes: malloc, below its mmap threshold
 
 
 # ------------------------------------------------------------------------------------------------ driver
@@ -95,6 +136,7 @@ def sampling_rounds(storage, sampler, spec: dict, rounds: int, rng: np.random.Ge
 
 
 def driver(spec: dict) -> None:
+    apply_layout(spec)
     if spec["gather"] == "numpy":
         sys.modules.setdefault("torch", _torch_standin())
     storage, sampler = build(spec)
@@ -106,9 +148,12 @@ def _driver_cmd(spec: dict, rounds: int) -> list[str]:
     return [sys.executable, "-m", "effmarl.profiling.counters", "--driver", json.dumps({**spec, "rounds": rounds})]
 
 
-def _driver_env() -> dict:
-    """A fixed string-hash seed: otherwise two drivers with the same fill differ in their dict layouts."""
-    return {**os.environ, "PYTHONHASHSEED": "0"}
+def _driver_env(spec: dict) -> dict:
+    """The driver's environment: the layout's string-hash seed (fixed per repeat: two drivers with the same fill
+    and different seeds differ in their dict layouts), its environment pad, and one BLAS / OpenMP thread."""
+    lay = spec.get("layout") or {}
+    return {**os.environ, "PYTHONHASHSEED": str(lay.get("hash_seed", 0)), "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", LAYOUT_ENV_VAR: "x" * int(lay.get("env_pad", 0))}
 
 
 def parse_cachegrind(path: str | Path) -> dict[str, int]:
@@ -129,7 +174,7 @@ def run_cachegrind(spec: dict, rounds: int) -> dict[str, int]:
         out = Path(tmp) / "cachegrind.out"
         cmd = ["valgrind", "--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}",
                *[f"--{k}={v}" for k, v in caches.items()], *_driver_cmd(spec, rounds)]
-        result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env())
+        result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env(spec))
         if result.returncode != 0:
             raise RuntimeError(f"cachegrind driver failed ({result.returncode}): {result.stderr[-2000:]}")
         counts = parse_cachegrind(out)
@@ -155,7 +200,7 @@ def parse_perf_csv(text: str) -> dict[str, float | None]:
 
 def run_perf(spec: dict, rounds: int) -> dict[str, float | None]:
     cmd = ["perf", "stat", "-x,", "-e", ",".join(PERF_EVENTS), *_driver_cmd(spec, rounds)]
-    result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env())
+    result = subprocess.run(cmd, capture_output=True, text=True, check=False, env=_driver_env(spec))
     if result.returncode != 0:
         raise RuntimeError(f"perf stat driver failed ({result.returncode}): {result.stderr[-2000:]}")
     return parse_perf_csv(result.stderr)
@@ -165,7 +210,8 @@ _DRIVER_RESULTS: dict[str, dict] = {}
 
 
 def _driver_key(source: str, spec: dict, rounds: int) -> str:
-    """The 0-round run does not depend on the sampler: one per (source, storage, fill, ...)."""
+    """The 0-round run does not depend on the sampler: one per (source, storage, fill, ..., repeat); the spec's
+    `repeat` and `layout` are part of every key, so each repeat measures its own pair of processes."""
     drop = ("sampler", "k", "rounds") if rounds == 0 else ("rounds",)
     return json.dumps([source, rounds, {k: v for k, v in spec.items() if k not in drop}], sort_keys=True)
 
@@ -178,8 +224,8 @@ def _driver_result(source: str, run, spec: dict, rounds: int) -> dict:
 
 
 def _prefetch(source: str, run, specs: list[dict], jobs: int) -> None:
-    """Every driver process the specs need (each spec's R-round run, one 0-round run per storage), `jobs` at a
-    time. Each is a separate process counted on its own, so running them side by side changes no count
+    """Every driver process the specs need (each spec's R-round run, one 0-round run per storage and repeat),
+    `jobs` at a time. Each is a separate process counted on its own, so running them side by side changes no count
     (cachegrind simulates its caches per process); the perf source is left sequential, since real caches are shared."""
     todo = {}
     for spec in specs:
@@ -209,23 +255,42 @@ def _difference_records(source: str, spec: dict, run, events: list[str]) -> list
 
 
 def _record(source, spec, metric, value, per_transition, available=True, reason=None, extra=None) -> dict:
-    row = {"source": source, "metric": metric, "storage": spec["storage"], "sampler": spec["sampler"],
+    row = {"source": source, "metric": metric, "repeat": int(spec.get("repeat", 0)),
+           "storage": spec["storage"], "sampler": spec["sampler"],
            "k": spec["k"] if spec["sampler"] == "neighbor" else 1, "n_agents": len(spec["obs_dims"]),
            "batch": spec["batch"], "fill": spec["fill"], "rounds": spec["rounds"], "gather": spec["gather"],
            "sampled_transitions": spec["rounds"] * len(spec["obs_dims"]) * spec["batch"], "value": value,
            "per_sampled_transition": per_transition, "available": available, "reason": reason,
            "count_with_rounds": None, "count_without_rounds": None,
+           "storage_bytes": spec.get("storage_bytes"), "layout": json.dumps(spec.get("layout"), sort_keys=True),
            "caches": json.dumps(spec.get("caches", CACHE_CONFIG), sort_keys=True)}
     row.update(extra or {})
     return row
 
 
+_BUILT: dict[str, tuple] = {}  # the last storage torch_profiler_records filled, by its fill
+
+
+def _fill_key(spec: dict) -> str:
+    return json.dumps({k: spec[k] for k in ("storage", "capacity", "fill", "seed", "obs_dims", "n_actions")},
+                      sort_keys=True)
+
+
 def torch_profiler_records(spec: dict) -> list[dict]:
-    """Operator self CPU times of the sampling rounds under torch.profiler (the storages' real gather)."""
+    """Operator self CPU times of the sampling rounds under torch.profiler (the storages' real gather). These run in
+    this process, whose layout a repeat does not set: their repeats are plain repetitions of the timing, and
+    consecutive specs with the same fill (the two samplers, the repeats) share one filled storage."""
     from torch.profiler import ProfilerActivity, profile, record_function
 
+    from effmarl.replay import make_sampler
+
     spec_t = {**spec, "gather": "torch"}
-    storage, sampler = build(spec_t)
+    key = _fill_key(spec_t)
+    if key not in _BUILT:
+        _BUILT.clear()
+        _BUILT[key] = build(spec_t)
+    storage = _BUILT[key][0]
+    sampler = make_sampler({"sampler": spec["sampler"], "neighbor_k": spec["k"]})
     rng = np.random.default_rng(spec["seed"] + 1)
     sampling_rounds(storage, sampler, spec_t, 1, rng)  # warm-up
     with profile(activities=[ProfilerActivity.CPU]) as prof:
@@ -255,7 +320,9 @@ def measure(specs: list[dict], sources: list[str], jobs: int = 1) -> list[dict]:
                      "runs on the CPU in these storages"}
         if probe["available"] and source == "cachegrind" and jobs > 1:
             _prefetch(source, run_cachegrind, specs, jobs)
-        for spec in specs:
+        # the in-process source fills each storage once for all its samplers and repeats
+        ordered = sorted(specs, key=_fill_key) if source == "torch_profiler" and probe["available"] else specs
+        for spec in ordered:
             if not probe["available"]:
                 rows.append(_record(source, spec, "all", None, None, available=False, reason=probe["reason"]))
             elif source == "cachegrind":
@@ -265,6 +332,7 @@ def measure(specs: list[dict], sources: list[str], jobs: int = 1) -> list[dict]:
                 rows += _difference_records(source, spec, run_perf, list(PERF_EVENTS))
             elif source == "torch_profiler":
                 rows += torch_profiler_records(spec)
+        _BUILT.clear()
     return rows
 
 
@@ -279,17 +347,45 @@ def mpe_dims(n_agents: int) -> tuple[list[int], list[int]]:
     return dims
 
 
+def storage_bytes(storage) -> int:
+    """Bytes a filled storage holds. Contiguous: the `nbytes` of its arrays. Reference: `sys.getsizeof` of each
+    buffer's list, every transition tuple and every object in it (float objects, array headers with their data),
+    plus the data of an array a stored view belongs to (an action row of `np.eye`), counted once. The allocator's
+    own overhead is not counted, so this is a lower bound of the memory the gather can touch."""
+    if not hasattr(storage, "buffers"):
+        return int(sum(v.nbytes for v in storage.data.values()))
+    total, bases = 0, set()
+    for buffer in storage.buffers:
+        total += sys.getsizeof(buffer._storage)
+        for item in buffer._storage:
+            total += sys.getsizeof(item) + sum(sys.getsizeof(x) for x in item)
+            for x in item:
+                base = getattr(x, "base", None)
+                if isinstance(base, np.ndarray) and id(base) not in bases:
+                    bases.add(id(base))
+                    total += base.nbytes
+    return int(total)
+
+
 def specs_for(agents, storages, samplers, *, batch, k, fill, rounds, gather="numpy", seed=0,
-              caches: dict | None = None) -> list[dict]:
-    specs = []
-    for n in agents:
-        obs_dims, n_actions = mpe_dims(n)
-        for storage in storages:
-            for sampler in samplers:
-                specs.append({"storage": storage, "sampler": sampler, "k": k, "batch": batch, "fill": fill,
-                              "capacity": max(fill, 1), "rounds": rounds, "gather": gather, "seed": seed,
-                              "obs_dims": obs_dims, "n_actions": n_actions,
-                              "caches": {**CACHE_CONFIG, **(caches or {})}})
+              caches: dict | None = None, repeats: int = 1) -> list[dict]:
+    """One driver spec per repeat, N, storage and sampler; repeat r carries `layout(r)` and the same fill
+    (`seed`) as every other repeat, and each spec the `storage_bytes` of its filled storage (measured once per
+    N and storage, in this process)."""
+    specs, sizes, dims = [], {}, {n: mpe_dims(n) for n in agents}
+    for repeat in range(repeats):
+        for n in agents:
+            obs_dims, n_actions = dims[n]
+            for storage in storages:
+                for sampler in samplers:
+                    spec = {"storage": storage, "sampler": sampler, "k": k, "batch": batch, "fill": fill,
+                            "capacity": max(fill, 1), "rounds": rounds, "gather": gather, "seed": seed,
+                            "obs_dims": obs_dims, "n_actions": n_actions,
+                            "caches": {**CACHE_CONFIG, **(caches or {})}, "repeat": repeat,
+                            "layout": layout(repeat)}
+                    if (n, storage) not in sizes:
+                        sizes[(n, storage)] = storage_bytes(build(spec)[0])
+                    specs.append({**spec, "storage_bytes": sizes[(n, storage)]})
     return specs
 
 
@@ -309,14 +405,22 @@ def write(rows: list[dict], out: str, args: dict) -> list[str]:
 
 
 def summary_lines(rows: list[dict]) -> list[str]:
-    lines = []
+    """One line per unavailable source, and per cachegrind D1m / DLm configuration the median and range [min, max]
+    of its misses per sampled transition over the repeats."""
+    lines, values = [], {}
     for r in rows:
         if not r["available"]:
             lines.append(f"{r['source']}: unavailable — {r['reason']}")
         elif r["source"] == "cachegrind" and r["metric"] in ("D1m", "DLm"):
-            lines.append(f"cachegrind N={r['n_agents']} {r['storage']}/{r['sampler']}: {r['metric']} "
-                         f"{r['per_sampled_transition']:.3f} per sampled transition")
-    return list(dict.fromkeys(lines))
+            key = f"cachegrind N={r['n_agents']} {r['storage']}/{r['sampler']}: {r['metric']}"
+            lines.append(key)
+            values.setdefault(key, []).append(r["per_sampled_transition"])
+    out = []
+    for line in dict.fromkeys(lines):
+        v = values.get(line)
+        out.append(line if v is None else f"{line} {float(np.median(v)):.3f} [{min(v):.3f}, {max(v):.3f}] per "
+                   f"sampled transition (median [range] over {len(v)} repeats)")
+    return out
 
 
 if __name__ == "__main__":
