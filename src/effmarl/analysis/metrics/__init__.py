@@ -3,6 +3,7 @@ normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`
 (`phases`) and episode-return metrics (`rewards`). Figures and tables import from here (and from `analysis.common`
 for reading inputs and saving), never from each other."""
 
+from effmarl.analysis.metrics.counters import counter_difference, counter_spread
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
@@ -70,4 +71,5 @@ __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", 
            "require_one_budget", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",
-           "sampling_per_round", "shares", "smooth", "steady_state", "team_returns"]
+           "sampling_per_round", "shares", "smooth", "steady_state", "team_returns",
+           "counter_difference", "counter_spread"]
