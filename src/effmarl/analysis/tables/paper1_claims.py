@@ -24,6 +24,7 @@ from effmarl.analysis.metrics import (
     RUN_ID,
     bootstrap_ci,
     change_pct,
+    counter_difference,
     episode_returns,
     evidence,
     final_rewards,
