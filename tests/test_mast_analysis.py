@@ -98,13 +98,15 @@ def test_curves_align_seeds_on_eval_step_not_raw_env_steps():
     assert list(q["x"]) == [0.0, 100.0, 200.0, 300.0] and (q["seeds"] == 2).all()
 
 
-def test_savgol_is_scipys_filter_with_the_window_clipped_to_the_series():
+def test_savgol_is_scipys_filter_with_the_window_at_most_a_third_of_the_series():
+    """Figure 13 of the default run smoothed 26 evaluations with a window of 21 and reversed Table 1's order."""
     from scipy.signal import savgol_filter
 
-    y = np.random.default_rng(0).random(30)
-    assert metrics.savgol(y) == pytest.approx(savgol_filter(y, 21, 2))
-    assert metrics.savgol(y[:10]) == pytest.approx(savgol_filter(y[:10], 9, 2))  # 10 points: window 9
-    assert metrics.savgol(y[:2]) == pytest.approx(y[:2])  # too short to smooth
+    y = np.random.default_rng(0).random(90)
+    assert metrics.savgol(y) == pytest.approx(savgol_filter(y, 21, 2))  # 90 points: the paper's window
+    assert metrics.savgol(y[:26]) == pytest.approx(savgol_filter(y[:26], 7, 2))  # 26 points: 8, made odd
+    assert metrics.savgol(y[:10]) == pytest.approx(savgol_filter(y[:10], 3, 2))  # 10 points: window 3
+    assert metrics.savgol(y[:8]) == pytest.approx(y[:8])  # a window of 2 is not above the order: as is
 
 
 # ---- selection ----------------------------------------------------------------------------------------------------
@@ -191,6 +193,8 @@ def test_table1_holds_all_seven_methods_with_hand_computed_normalised_values(tmp
     mast = t5[(t5["map"] == "3m") & (t5["method"] == "MAST")].iloc[0]
     assert mast["win_rate_std"] == 0.0 and mast["normalised_mean"] == pytest.approx(0.975)
     assert mast["win rate"] == "0.780 ± 0.000"
+    # the interval of method / dense and the probability of improvement, as Table 1 has them
+    assert mast["normalised IQM [95 % CI]"] == "0.975 [0.975, 0.975]" and mast["p_improvement"] == 0.0
 
 
 def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
@@ -273,3 +277,32 @@ def test_table1_and_selection_say_how_likely_a_method_beats_dense(tmp_path):
     sel = mast_selection.make([f"dense={dense}", f"sweep={sweep}"]).set_index(["map", "sparsity"])
     assert sel.loc[("3m", 0.5), "p_improvement"] == pytest.approx(0.5)  # 0.8 vs 0.8 everywhere: all ties
     assert sel.loc[("2s3z", 0.9), "p_improvement"] == 0.0
+
+
+# ---- defects of the published default run (issue: paper 2 on the default profile) --------------------------------
+
+def test_table10_prints_the_delta_m_the_runs_used_beside_the_configured_one(tmp_path):
+    """The default run printed Δm = 100 / 200 / 400 where its 50 000-step runs scaled them to 2 / 5 / 10 updates."""
+    from effmarl.analysis.tables import mast_table10
+
+    runs = [({"cfg.sparse.delta_m": dm, "cfg.budget.env_steps": 50_000, "cfg.qmix.scale_schedules": True}, [0.5])
+            for dm in (100, 200, 400)]
+    table = mast_table10.make([f"metrics={write(summary('mast_abl_dm', runs), tmp_path / 'm.parquet')}"])
+    assert table[["Δm", "Δm used"]].astype(str).values.tolist() == [["100", "2"], ["200", "5"], ["400", "10"]]
+
+
+def test_an_output_of_runs_trained_at_two_commits_is_refused_in_one_line_naming_them(tmp_path, capsys):
+    """Table 1 of the default run compared dense and the sweep (commit 538d4ff) with baselines of 9fcbb18."""
+    from effmarl.cli import main
+
+    dense = summary("mast_dense", [({"cfg.sparse.method": "dense"}, [0.8, 0.8])])
+    baselines = summary("mast_table1", [({"cfg.sparse.method": "rigl"}, [0.7, 0.7, 0.7])])
+    baselines["git_commit"] = "9fcbb18938"
+    code = main(["figure", "mast_fig8", f"dense={write(dense, tmp_path / 'd.parquet')}",
+                 f"sweep={write(dense.assign(**{'cfg.study': 'mast_sweep'}), tmp_path / 's.parquet')}",
+                 f"baselines={write(baselines, tmp_path / 'b.parquet')}", "--out", str(tmp_path / "f")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert "runs of 2 commits" in err[0] and "9fcbb18938: mast_table1 (3 runs)" in err[0], err[0]
+    assert "abcdef1234: mast_dense (2 runs), mast_sweep (2 runs)" in err[0], err[0]
+    assert not (tmp_path / "f.png").exists()

@@ -58,3 +58,13 @@ def test_tickets_start_from_their_source_runs_masks(smoke_workflow):
         source = torch.load(results / "mast_ref" / "seed-0" / "masks.pt")["online"]["topology"]["masks"]
         own = torch.load(path.parent / "masks.pt")["online"]["topology"]["masks"]
         assert all(torch.equal(own[name], mask) for name, mask in source.items())  # static: never changed
+
+
+def test_figure11_is_drawn_with_the_first_layer_masks_its_caption_describes(smoke_workflow):
+    """The default run's Figure 11 promised per-input first-layer masks and showed only the per-layer heat map: the
+    workflow gave it no masks.pt. It now reads the masks of MAST's own (learned) allocation."""
+    import json
+
+    sidecar = json.loads((smoke_workflow["figures"] / "mast" / "fig11_first_layer_masks.provenance.json").read_text())
+    masks = [i for i in sidecar["named_inputs"] if i.startswith("mask_files=")]
+    assert masks and all(i.endswith("/masks.pt") for i in masks), sidecar["named_inputs"]

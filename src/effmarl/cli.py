@@ -107,12 +107,15 @@ def _check_out_stem(out: str) -> None:
 
 
 def _check_named_inputs(inputs: list[str], module, name: str) -> None:
-    """The module's input roles first (a missing or unknown role is named), then every file behind them."""
-    from effmarl.analysis.common import input_paths, named_inputs
+    """The module's input roles first (a missing or unknown role is named), then every file behind them, then that
+    the trained runs they hold come from one commit (metrics.require_one_commit)."""
+    from effmarl.analysis.common import input_paths, named_inputs, runs_of
+    from effmarl.analysis.metrics import require_one_commit
 
     if hasattr(module, "INPUTS"):
         named_inputs(inputs, module.INPUTS, name)
     _check_inputs(input_paths(inputs))
+    require_one_commit(runs_of(inputs), name)
 
 
 def _check_inputs(paths: list[str]) -> None:

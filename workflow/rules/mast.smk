@@ -65,6 +65,9 @@ if _have("mast_tickets"):
 
 # Masks (Figs. 11-12): MAST's learned first-layer masks per agent and per unit type, and learned vs manual budgets.
 if _have("mast_alloc"):
-    add_figure("mast", "fig11_first_layer_masks", "mast_fig11", masks=[summary("mast_alloc", "agent_masks")])
+    # the first-layer detail its caption describes: the masks of MAST's own (learned) allocation
+    add_figure("mast", "fig11_first_layer_masks", "mast_fig11", masks=[summary("mast_alloc", "agent_masks")],
+               mask_files=[f"{RESULTS}/mast_alloc/{rid}/masks.pt" for rid, c in RUNS["mast_alloc"].items()
+                           if c["sparse"].get("allocation", "learned") == "learned"])
     add_figure("mast", "fig12_allocation", "mast_fig12", masks=[summary("mast_alloc", "agent_masks")],
                allocation=[summary("mast_alloc")])

@@ -3,11 +3,10 @@ which return each update uses."""
 
 from __future__ import annotations
 
+from effmarl.algos.qmix.schedules import scaled_delta_m, schedule_scale
 from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.config import ConfigError
 from effmarl.sparse.mast import mast_components
-
-REFERENCE_ENV_STEPS = 2_000_000  # the paper's budget; shorter budgets scale the ε schedule
 
 
 def check_config(cfg: dict) -> None:
@@ -65,11 +64,11 @@ def effective_schedule(cfg: dict) -> dict:
     by budget / 2 M (docs/specification.md, paper 2 Decisions); T0 (hybrid TD(λ)) and RLx2's delay are
     fractions of the budget, so they scale with it by construction."""
     q, budget = cfg["qmix"], cfg["budget"]["env_steps"]
-    scale = min(1.0, budget / REFERENCE_ENV_STEPS) if q["scale_schedules"] else 1.0
+    scale = schedule_scale(budget, q["scale_schedules"])
     out = {"schedule_scale": scale, "epsilon_anneal_time": max(1, round(q["epsilon_anneal_time"] * scale)),
            "epsilon_start": q["epsilon_start"], "epsilon_finish": q["epsilon_finish"]}
     if "sparse" in cfg:
-        out["delta_m"] = max(1, round(cfg["sparse"]["delta_m"] * scale))
+        out["delta_m"] = scaled_delta_m(cfg["sparse"]["delta_m"], scale)
         out["burn_in_env_steps"] = round(cfg["mast"]["td_lambda"]["burn_in_fraction"] * budget)
         out["multi_step_delay_env_steps"] = round(cfg["rlx2"]["multi_step"]["delay_fraction"] * budget)
     return out

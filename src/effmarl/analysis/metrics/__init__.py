@@ -19,6 +19,7 @@ from effmarl.analysis.metrics.mast import (
                                              seeds_text,
                                              select_sparsity,
                                              table1_cells,
+                                             used_delta_m,
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
@@ -48,6 +49,7 @@ from effmarl.analysis.metrics.runs import (
                                              label,
                                              per_run,
                                              require_alike,
+                                             require_one_commit,
                                              run_columns,
                                              runs,
 )
@@ -67,8 +69,9 @@ __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", 
            "flops_averages", "interval_text",
            "probability_of_improvement", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
+           "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
-           "require_one_budget", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
+           "require_one_budget", "require_one_commit", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",
            "config_columns", "episode_returns", "final_rewards", "final_win_rates", "grid_keys", "iqm", "label",
            "normalise", "paired", "per_run", "phase_seconds", "run_columns", "run_totals", "runs",
            "sampling_per_round", "shares", "smooth", "steady_state", "team_returns",

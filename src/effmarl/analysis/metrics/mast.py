@@ -6,13 +6,14 @@ i.e. its final 10 % of training; here min(K, available) within the run's final 1
 interquartile mean (IQM) with a 95 % percentile-bootstrap interval
 (scipy.stats.bootstrap through `stats.bootstrap_ci`). Every aggregate carries `seeds`, the number of runs it rests on;
 one seed has no interval (NaN). Curves: each run's evaluations on the exact grid `eval_step`, Savitzky-Golay smoothed
-per run (window 21, order 2, clipped to the series length), then mean and 95 % bootstrap band over seeds per x."""
+per run (window 21, order 2, at most a third of the series length), then mean and 95 % bootstrap band over seeds per x."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
+from effmarl.algos.qmix.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
 from effmarl.studies import COMPARABLE_SETTINGS
@@ -23,6 +24,7 @@ SG_WINDOW, SG_ORDER = 21, 2  # the paper's Savitzky-Golay filter
 TOLERANCE = 0.03  # admissible: MAST >= (1 - 3 %) x dense
 
 ALGO, MAP, METHOD, SPARSITY, SEED = "cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity", "cfg.seed"
+DELTA_M = "cfg.sparse.delta_m"
 STAT_COLUMNS = ["iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds"]
 RATIO_COLUMNS = ["size", "size_ratio", "train_flops_ratio", "inference_flops_ratio"]
 # What every run of one comparison (a selection or Table-1 cell, a Fig. 8 panel) must share (studies.py, which checks
@@ -287,6 +289,20 @@ def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
 ABLATION_DEFAULTS = {"cfg.mast.td_lambda.burn_in_fraction": 0.375, "cfg.mast.td_lambda.lambda": 0.6,
                      "cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0, "cfg.mast.dual_buffer.batch_ratio": 3,
                      "cfg.sparse.delta_m": 200}
+
+
+def used_delta_m(metrics: pd.DataFrame) -> pd.Series:
+    """Per configured Δm (cfg.sparse.delta_m), the Δm its runs used ('2', or '2/5' where runs differ), from each
+    run's budget and qmix.scale_schedules (schedules.scaled_delta_m: Δm scales with budget / 2 M env steps)."""
+    runs = metrics.drop_duplicates(RUN_ID)
+    budget = runs["cfg.budget.env_steps"] if "cfg.budget.env_steps" in runs else pd.Series(REFERENCE_ENV_STEPS,
+                                                                                           index=runs.index)
+    scaled = runs["cfg.qmix.scale_schedules"] if "cfg.qmix.scale_schedules" in runs else pd.Series(
+        False, index=runs.index)
+    used = [scaled_delta_m(int(d), schedule_scale(int(b), bool(s)))
+            for d, b, s in zip(runs[DELTA_M], budget, scaled, strict=True)]
+    return pd.Series(used, index=runs[DELTA_M].to_numpy()).groupby(level=0).agg(
+        lambda v: "/".join(str(x) for x in sorted(set(v))))
 
 
 def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.DataFrame:

@@ -9,6 +9,8 @@ import pandas as pd
 from effmarl.config import ConfigError
 
 RUN_ID = ["cfg.study", "run_id"]
+# Pseudo-studies of measurements that train nothing (the paper-1 sampling benchmark and counters).
+MEASUREMENTS = {"paper1_micro"}
 # Columns that describe where a run came from rather than what it is (never plotted as an axis).
 BOOKKEEPING = {"cfg.study", "cfg.profile", "cfg.threads"}
 
@@ -82,3 +84,19 @@ def require_alike(frames: dict[str, pd.DataFrame], where: str, settings, keys: t
              for column, seen in cell.items() if len(seen) > 1]
     if lines:
         raise ConfigError(lines, where)
+
+
+def require_one_commit(runs_table: pd.DataFrame | None, where: str) -> None:
+    """A one-line ConfigError when the trained runs of `runs_table` (identity columns with `git_commit`; the
+    MEASUREMENTS pseudo-studies aside) come from more than one commit, naming each commit and its studies and run
+    counts: a learner change alters the runs, so one table or figure compares runs of one code."""
+    if runs_table is None or runs_table.empty or "git_commit" not in runs_table:
+        return
+    trained = runs_table[~runs_table["cfg.study"].isin(MEASUREMENTS)] if "cfg.study" in runs_table else runs_table
+    trained = trained.drop_duplicates(run_columns(trained))
+    commits = trained.groupby(trained["git_commit"].fillna("unknown").astype(str))
+    if len(commits) > 1:
+        held = "; ".join(f"{str(commit)[:10]}: " + ", ".join(
+            f"{study} ({n} runs)" for study, n in group.groupby("cfg.study").size().items())
+            for commit, group in commits)
+        raise ConfigError([f"runs of {len(commits)} commits ({held}); retrain them at one commit"], where)

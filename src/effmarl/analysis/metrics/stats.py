@@ -118,10 +118,12 @@ def smooth(values, window: int, method: str = "moving") -> np.ndarray:
 
 def savgol(values, window: int = 21, order: int = 2) -> np.ndarray:
     """Savitzky-Golay smoothing along the last axis as paper 2 smooths its curves (window 21, order 2), the window
-    clipped to the series length (and made odd); a series too short for a window above `order` is returned as is."""
+    clipped to a third of the series length (and made odd): the paper's 21 of 200 evaluations is a tenth, and a
+    window near the whole series (21 of 26) would draw a fitted parabola, not the curve; a series too short for a
+    window above `order` is returned as is."""
     values = np.asarray(values, dtype=float)
     n = values.shape[-1] if values.ndim else 0
-    window = min(int(window), n)
+    window = min(int(window), n // 3)
     window -= 1 - window % 2  # odd
     if window <= order:
         return values.copy()

@@ -7,11 +7,13 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.common import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation
+from effmarl.analysis.metrics import LAST_K, ablation, used_delta_m
 
 KEY = "cfg.sparse.delta_m"
 CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the mask update interval Δm'
-           ' in gradient updates (paper: 200). Per run the mean test win rate of the last min(20, available) '
+           ' in gradient updates (paper: 200): `Δm` as configured, `Δm used` as the runs used it (scaled by '
+           'budget / 2 M env steps when the schedules scale with the budget). Per run the mean test win rate of the '
+           'last min(20, available) '
            "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap "
            "interval (none for 1 seed), mean and std; `seeds` = runs per row.")
 
@@ -19,6 +21,8 @@ INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_dm"}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table10")["metrics"]), [KEY], k)
+    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table10")["metrics"])
+    table = ablation(metrics, [KEY], k)
+    table.insert(table.columns.get_loc(KEY) + 1, "Δm used", table[KEY].map(used_delta_m(metrics)))
     table = table.rename(columns={KEY: "Δm"})
     return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})

@@ -6,12 +6,14 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.common import algo_name, map_name, method_name, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, table1_cells
+from effmarl.analysis.metrics import LAST_K, interval_text, table1_cells
 
 CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
            "of the last min(20, available) evaluations in the final 10 % of training; mean ± std (ddof 1) over "
            "seeds, std empty for 1 seed; "
-           "normalised = mean / dense mean, ± std / dense mean; `seeds` = runs per cell.")
+           "normalised = mean / dense mean, ± std / dense mean; `normalised IQM [95 % CI]` = IQM / dense IQM with "
+           "its stratified-bootstrap interval and `p_improvement` = the probability that a run of the method beats a "
+           "dense run (as Table 1); `seeds` = runs per cell.")
 
 INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
           "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",
@@ -34,6 +36,10 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
                         "win rate": [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)],
                         "normalised": [_pm(m, s) for m, s in zip(t["normalised_mean"], t["normalised_std"],
                                                                  strict=True)],
+                        "normalised IQM [95 % CI]": [
+                            "" if pd.isna(n) else f"{n:.3f} {interval_text(lo, hi, 3)}"
+                            for n, lo, hi in zip(t["normalised"], t["normalised_lo"], t["normalised_hi"], strict=True)],
+                        "p_improvement": t["p_improvement"],
                         "win_rate_mean": t["mean"], "win_rate_std": t["std"], "normalised_mean": t["normalised_mean"],
                         "normalised_std": t["normalised_std"], "seeds": t["seeds"]})
     return out.round(4)
