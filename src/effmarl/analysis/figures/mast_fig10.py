@@ -26,10 +26,9 @@ ORDER = ["random", "winning", "cheating"]
 COLORS = {"random": "tab:gray", "winning": "tab:green", "cheating": "tab:purple"}
 CAPTION = ("Paper 2, Figure 10 on SMAX: static sparse training from a random ticket, a winning ticket (MAST's mask) "
            "and a cheating ticket (MAST's mask and weights), with MAST itself as reference (dashed). Left: test win "
-           "rate, each seed Savitzky-Golay smoothed (window 21, order 2, at most a third of its length), mean over seeds with a 95 % bootstrap "
-           "band; right: IQM over seeds of the per-run mean of the last min(20, available) evaluations in the "
-           "final 10 % of training, with its 95 % "
-           "interval (none for 1 seed); n = seeds.")
+           "rate, each seed Savitzky-Golay smoothed (window 21, order 2, ≤ 1/3 of its length), mean over seeds "
+           "with a 95 % bootstrap band; right: IQM over seeds of the per-run mean of the last min(20, available) "
+           "evaluations in the final 10 % of training, with its 95 % interval (none for 1 seed); n = seeds.")
 
 INPUTS = {"tickets": "metrics.summary.parquet of mast_tickets",
           "mast": OPTIONAL + "metrics.summary.parquet of the MAST runs whose masks the tickets took"}

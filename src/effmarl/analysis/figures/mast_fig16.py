@@ -17,7 +17,7 @@ from effmarl.analysis.common import (
 OPERATOR = "cfg.mellowmax.operator"
 CAPTION = ("Paper 2, Figure 16 on SMAX: MAST's test win rate with the max, softmax, Mellowmax and Soft Mellowmax "
            "operators in its targets, against environment steps. Each seed Savitzky-Golay smoothed (window 21, "
-           "order 2, at most a third of its length), seeds aligned on the evaluation grid; line = mean, band = 95 % "
+           "order 2, ≤ 1/3 of its length), seeds aligned on the evaluation grid; line = mean, band = 95 % "
            "percentile-bootstrap interval (none for 1 seed); legend gives n = seeds.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}

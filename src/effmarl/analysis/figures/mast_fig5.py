@@ -20,7 +20,7 @@ from effmarl.analysis.metrics import curves
 SHOWN = ["max", "soft_mellowmax"]
 CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellowmax in its targets. Left: test win "
            "rate; right: value estimate (mean Q of the taken actions, q_taken_mean) against environment steps. Each "
-           "seed Savitzky-Golay smoothed (window 21, order 2, at most a third of its length), seeds aligned on the evaluation "
+           "seed Savitzky-Golay smoothed (window 21, order 2, ≤ 1/3 of its length), seeds aligned on the evaluation "
            "grid; line = mean, band = 95 % percentile-bootstrap interval (none for 1 seed); legends give n = seeds.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}

@@ -9,7 +9,7 @@ from effmarl.analysis.common import curve_panels, method_name, named_inputs, rea
 ENABLED = "cfg.mast.dual_buffer.enabled"
 CAPTION = ("Paper 2, Figure 6 on SMAX: test win rate with a single replay buffer vs MAST's dual buffer (B1:B2 "
            "sizes 50:1, batch split b1:b2), for the sparse MAST model and the dense model. Each seed Savitzky-Golay "
-           "smoothed (window 21, order 2, at most a third of its length), seeds aligned on the evaluation grid; line = mean, "
+           "smoothed (window 21, order 2, ≤ 1/3 of its length), seeds aligned on the evaluation grid; line = mean, "
            "band = 95 % percentile-bootstrap interval (none for 1 seed); legends give n = seeds. An unset "
            "dual_buffer.enabled is the default: dual for MAST, single otherwise.")
 

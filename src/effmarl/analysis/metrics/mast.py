@@ -6,7 +6,7 @@ i.e. its final 10 % of training; here min(K, available) within the run's final 1
 interquartile mean (IQM) with a 95 % percentile-bootstrap interval
 (scipy.stats.bootstrap through `stats.bootstrap_ci`). Every aggregate carries `seeds`, the number of runs it rests on;
 one seed has no interval (NaN). Curves: each run's evaluations on the exact grid `eval_step`, Savitzky-Golay smoothed
-per run (window 21, order 2, at most a third of the series length), then mean and 95 % bootstrap band over seeds per x."""
+per run (window 21, order 2, ≤ 1/3 of the series length), then mean and 95 % bootstrap band over seeds per x."""
 
 from __future__ import annotations
 

@@ -45,12 +45,12 @@ CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampli
 NOT_MEASURED = "not measured in this profile"
 INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`",
           "phases": "phases.summary.parquet of the studies timing neighbor vs uniform sampling",
-          "scaling": "phases.summary.parquet of the phase-scaling study (one budget at every N)",
+          "scaling": "optional: phases.summary.parquet of the phase-scaling study (one budget at every N)",
           "metrics": "metrics.summary.parquet of the study whose predators learn (the reward claim)",
-          "random": "metrics.summary.parquet of the random policy (the floor)",
-          "counters": "counters.parquet of `effmarl counters`",
-          "ksweep_phases": "phases.summary.parquet of the k-sweep study",
-          "ksweep_metrics": "metrics.summary.parquet of the k-sweep study"}
+          "random": "optional: metrics.summary.parquet of the random policy (the floor)",
+          "counters": "optional: counters.parquet of `effmarl counters`",
+          "ksweep_phases": "optional: phases.summary.parquet of the k-sweep study",
+          "ksweep_metrics": "optional: metrics.summary.parquet of the k-sweep study"}
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
