@@ -198,3 +198,41 @@ def test_the_claims_table_quotes_the_k_sweeps_computed_headline_and_the_k_the_he
     row = paper1_claims.ksweep_row(pd.DataFrame(rows), pd.DataFrame(metrics), headline_runs)
     assert row["ours"].startswith("k = 64 has the lowest mean sampling time, 11.39 ms"), row["ours"]
     assert "separated from the next fastest" in row["ours"] and row["ours"].endswith("Headline runs use k = 16.")
+
+
+def _ksweep(returns: dict[int, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A k sweep of two seeds per k at N = 3: k = 1 samples fastest; every run's predators' return is `returns[k]`."""
+    phases, metrics = [], []
+    for k, ret in returns.items():
+        for seed in (0, 1):
+            run = {"cfg.study": "paper1_ksweep", "run_id": f"k{k}-{seed}", "cfg.profile": "t", "git_commit": "abc",
+                   "cfg.algo": "maddpg", "cfg.env.n_agents": 3, "cfg.replay.storage": "reference",
+                   "cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": k, "cfg.seed": seed}
+            phases += [{**run, "episode": 1, "phase": "sampling", "seconds": (k + 10 + seed) / 1000, "calls": 10},
+                       {**run, "episode": 1, "phase": "update_all_trainers", "seconds": 0.1, "calls": 10}]
+            metrics += [{**run, "episode": e, "team": "predator", "agent": 0, "return": ret + seed} for e in range(5)]
+    return pd.DataFrame(phases), pd.DataFrame(metrics)
+
+
+@pytest.mark.parametrize("returns, ranks", [({1: 4.0, 16: 5.0, 64: 5.8}, False), ({1: 14.0, 16: 25.0, 64: 15.8}, True)])
+def test_the_k_sweep_ranks_k_by_return_only_where_its_runs_beat_the_random_policy(tmp_path, returns, ranks):
+    """The default run's k sweep said 'best mean final predators' return: k = 64' of runs that all ended below the
+    random policy's 6.4 (4.0 to 5.8): a best return among policies that did not learn ranks nothing."""
+    from effmarl.analysis.figures import paper1_ksweep
+    from effmarl.analysis.metrics import ksweep_headline
+
+    phases, metrics = _ksweep(returns)
+    random = _random_metrics(8.0)
+    head = ksweep_headline(phases, metrics, random)
+    assert head["learned"] is ranks
+    assert ("no k clears the random policy's return (8.0" in head["text"]) is not ranks, head["text"]
+    row = paper1_claims.ksweep_row(phases, metrics, None, random)
+    assert row["ours"] == head["text"]
+    for name, table in (("p", phases), ("m", metrics), ("r", random)):
+        table.to_parquet(tmp_path / f"{name}.parquet")
+    fig, _ = paper1_ksweep.make([f"phases={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}",
+                                 f"random={tmp_path / 'r.parquet'}"])
+    floors = [line for line in fig.axes[1].lines if line.get_linestyle() == "--"]
+    assert len(floors) == 1 and floors[0].get_ydata()[0] == 8.0
+    stamped = [t.get_text() for t in fig.texts if t.get_text().startswith("ILLUSTRATIVE")]
+    assert bool(stamped) is not ranks, stamped

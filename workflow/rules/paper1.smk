@@ -75,4 +75,5 @@ if _p1_studies:
         add_figure("paper1", "reward_curves", "paper1_rewards", metrics=_reward, random=_random)
     if "paper1_ksweep" in RUNS:
         add_figure("paper1", "ksweep", "paper1_ksweep",
-                   phases=[summary("paper1_ksweep", "phases")], metrics=[summary("paper1_ksweep", "metrics")])
+                   phases=[summary("paper1_ksweep", "phases")], metrics=[summary("paper1_ksweep", "metrics")],
+                   random=_random)

@@ -3,7 +3,9 @@ publish its window, so this is no paper figure but the one its Figure 3 rests on
 docs/specification.md). Sampling time per update round (left) and the mean predators' return of the last 20 % of
 episodes (right) vs the window length k (k = 1 is uniform), with the sweep's headline written above the panels:
 the fastest k by mean, its interval over seeds beside the next fastest k's, whether the two are separated, and
-the k with the best mean predators' return (`metrics.ksweep.headline`, which the claims table quotes too)."""
+the k with the best mean predators' return (`metrics.ksweep.headline`, which the claims table quotes too). The
+random policy's return is drawn dashed on the right; where the runs do not clear it, the image is stamped: their
+return ranks no k."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.common import named_inputs, read_tables, stamp
+from effmarl.analysis.metrics import random_floor
 from effmarl.analysis.metrics.ksweep import LINES, K, headline, per_run
 
 CAPTION = ("Paper 1, Figure 3's neighbor window k (no paper figure: the paper does not publish its k; this sweep "
@@ -20,16 +23,19 @@ CAPTION = ("Paper 1, Figure 3's neighbor window k (no paper figure: the paper do
            "over the last 20 % of episodes vs k, per algorithm, storage and N; points are seeds, lines "
            "their means, bars the interval over seeds (95 % percentile bootstrap of the mean with 3 or more seeds, "
            "min–max with 2, none with 1). Above the panels: the fastest k by mean and whether its interval is "
-           "separated from the next fastest k's. k = 1 draws exactly what uniform sampling draws.")
+           "separated from the next fastest k's. k = 1 draws exactly what uniform sampling draws. Dashed: the random "
+           "policy's mean predators' return at the same N.")
 INPUTS = {"phases": "phases.summary.parquet of the k-sweep study",
-          "metrics": "metrics.summary.parquet of the k-sweep study"}
+          "metrics": "metrics.summary.parquet of the k-sweep study",
+          "random": "optional: metrics.summary.parquet of the random policy (the floor)"}
 
 
 def make(inputs: list[str]):
     named = named_inputs(inputs, INPUTS, "figure paper1_ksweep")
     phases, metrics = read_tables(named["phases"]), read_tables(named["metrics"])
+    random = read_tables(named["random"]) if named["random"] else None
     table = per_run(phases, metrics)
-    head = headline(phases, metrics)
+    head = headline(phases, metrics, random)
     stats = head["per_k"]
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.6))
     for i, ((algo, n, storage), g) in enumerate(table.groupby(LINES)):
@@ -44,6 +50,10 @@ def make(inputs: list[str]):
             if has.any():
                 ax.errorbar(s[K][has], mean[has], yerr=[mean[has] - lo[has], hi[has] - mean[has]], fmt="none",
                             ecolor=color, capsize=4, linewidth=1.2)
+        floor = random_floor(random, int(n))
+        if floor is not None:
+            axes[1].axhline(floor[0], color=color, linestyle="--", linewidth=1,
+                            label=f"random policy N={n} ({floor[0]:.1f})")
     for ax, ylabel in zip(axes, ("sampling ms per update round", "predators' return, last 20 %"), strict=True):
         ax.set_xscale("log", base=2)
         ks = sorted(table[K].unique())
@@ -55,4 +65,7 @@ def make(inputs: list[str]):
     fig.suptitle(textwrap.fill(head["text"].replace("k = ", "k\u00a0=\u00a0"), 125), fontsize=8.5, x=0.01,
                  ha="left")
     fig.tight_layout()
+    if head["learned"] is not True:
+        stamp(fig, ["right panel: " + ("no random-policy runs to show learning" if head["learned"] is None else
+                                       "runs at or below the random policy's return, which ranks no k")])
     return fig, phases

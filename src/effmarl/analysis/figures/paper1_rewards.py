@@ -6,7 +6,7 @@ below that floor is stamped illustrative: "no degradation" between policies that
 from __future__ import annotations
 
 from effmarl.analysis.common import named_inputs, panels, read_tables, sampler_color, stamp
-from effmarl.analysis.metrics import bootstrap_ci, episode_returns, final_rewards, smooth
+from effmarl.analysis.metrics import bootstrap_ci, episode_returns, final_rewards, random_floor, smooth
 
 CAPTION = ("Paper 1, Figure 6: predators' return per episode (summed over the predators) vs episode, uniform vs "
            "neighbor sampling, mean over seeds with a 95 % percentile bootstrap band (2 000 resamples of seeds; a "
@@ -25,11 +25,10 @@ def curves(metrics):
 
 
 def floors(random) -> dict:
-    """The random policy's mean predators' return per N."""
+    """The random policy's mean predators' return per N (metrics.random_floor)."""
     if random is None or random.empty:
         return {}
-    ep = episode_returns(random[random["team"] == "predator"])
-    return ep.groupby("cfg.env.n_agents")["return"].mean().to_dict()
+    return {n: random_floor(random, n)[0] for n in sorted(random["cfg.env.n_agents"].unique())}
 
 
 def make(inputs: list[str]):

@@ -1,8 +1,9 @@
 """The neighbor window k sweep (paper 1: "headline runs use one k, chosen and justified by a k sweep"): per
 configuration line (algorithm, N, storage) and k, the mean sampling ms per update round and the mean final
 predators' return over seeds with their interval, and the headline: the fastest k, whether its interval is apart
-from the next fastest k's, and the k with the best mean return. The k-sweep figure draws it; the claims table
-quotes it."""
+from the next fastest k's, and the k with the best mean return, which ranks k only where every k's runs learned
+(the lower end of its interval above the random policy's return, as paper 1's reward claims require). The k-sweep
+figure draws it; the claims table quotes it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics.phases import sampling_per_round
-from effmarl.analysis.metrics.rewards import final_rewards
+from effmarl.analysis.metrics.rewards import final_rewards, random_floor
 from effmarl.analysis.metrics.runs import RUN_ID
 from effmarl.analysis.metrics.stats import bootstrap_ci
 
@@ -60,11 +61,26 @@ def _k(value) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _line_headline(stats: pd.DataFrame) -> dict:
-    """The headline of one configuration line's `by_k` rows."""
+def _learning(rewards: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool | None, str]:
+    """Whether every k's runs learned (the lower end of its reward interval, its mean where it has none, above the
+    random policy's mean return `floor`), and the words that qualify the best-return k accordingly."""
+    if floor is None:
+        return None, " (no random-policy runs to show that any k's predators learned)"
+    low = rewards["reward_lo"].where(np.isfinite(rewards["reward_lo"]), rewards["reward_mean"])
+    below = [_k(k) for k in rewards.loc[low <= floor[0], K]]
+    if not below:
+        return True, ""
+    which = "no k clears" if len(below) == len(rewards) else f"k = {', '.join(map(str, below))} do not clear"
+    return False, (f", but {which} the random policy's return ({floor[0]:.1f}, {floor[1]} episodes): "
+                   "the return ranks no k")
+
+
+def _line_headline(stats: pd.DataFrame, floor: tuple[float, int] | None = None) -> dict:
+    """The headline of one configuration line's `by_k` rows; `floor` the random policy's return at its N."""
     ranked = stats.dropna(subset=["time_mean"]).sort_values("time_mean")
     if ranked.empty:
-        return {"best_k_time": None, "best_k_reward": None, "separated": False, "text": "no sampling times."}
+        return {"best_k_time": None, "best_k_reward": None, "separated": False, "learned": None,
+                "text": "no sampling times."}
     best = ranked.iloc[0]
     best_k_time = _k(best[K])
     rewards = stats.dropna(subset=["reward_mean"])
@@ -87,11 +103,14 @@ def _line_headline(stats: pd.DataFrame) -> dict:
         text += (f", separated from the next fastest, {against}: the intervals do not overlap" if separated else
                  f", not separated from the next fastest, {against}: "
                  + ("the intervals overlap" if finite else "without intervals no separation is shown"))
+    learned = None
     if best_k_reward is not None:
-        text += f". Best mean final predators' return: k = {best_k_reward}."
+        learned, qualifier = _learning(rewards, floor)
+        text += f". Best mean final predators' return: k = {best_k_reward}{qualifier}."
     else:
         text += "."
-    return {"best_k_time": best_k_time, "best_k_reward": best_k_reward, "separated": separated, "text": text}
+    return {"best_k_time": best_k_time, "best_k_reward": best_k_reward, "separated": separated, "learned": learned,
+            "text": text}
 
 
 def _line_name(values: dict) -> str:
@@ -105,29 +124,35 @@ def _line_name(values: dict) -> str:
     return ", ".join(parts)
 
 
-def headline(phases_summary: pd.DataFrame, metrics_summary: pd.DataFrame | None) -> dict:
-    """The k sweep's headline from its phases and metrics summaries (metrics may be None: no reward then).
+def headline(phases_summary: pd.DataFrame, metrics_summary: pd.DataFrame | None,
+             random: pd.DataFrame | None = None) -> dict:
+    """The k sweep's headline from its phases and metrics summaries (metrics may be None: no reward then) and the
+    random policy's metrics (`random`, the floor the runs' return must clear before it ranks k).
 
     Returns {"best_k_time": the k with the lowest mean sampling ms per update round, "best_k_reward": the k with
-    the highest mean final reward (None without rewards), "separated": whether the fastest k's interval over seeds
-    lies wholly below the next fastest k's (False where either has no interval), "text": one sentence saying so
-    with means, intervals and seed counts, "lines": one such dict per configuration line (algorithm, N, storage)
-    with its "line" name, "per_k": the `by_k` table}. With several configuration lines, best_k_time and
-    best_k_reward are the k every line agrees on (None where they differ), separated holds only if it holds in
-    every line, and the text names each line."""
+    the highest mean final reward (None without rewards), "learned": whether every k's runs clear the random
+    policy's return (None without rewards or random-policy runs), "separated": whether the fastest k's interval
+    over seeds lies wholly below the next fastest k's (False where either has no interval), "text": one sentence
+    saying so with means, intervals and seed counts, "lines": one such dict per configuration line (algorithm, N,
+    storage) with its "line" name and "n_agents", "per_k": the `by_k` table}. With several configuration lines,
+    best_k_time and best_k_reward are the k every line agrees on (None where they differ), separated and learned
+    hold only if they hold in every line, and the text names each line."""
     stats = by_k(per_run(phases_summary, metrics_summary))
     lines = [c for c in LINES if c in stats]
     parts = []
     for key, g in (stats.groupby(lines, sort=True) if lines else [((), stats)]):
         values = dict(zip(lines, key if isinstance(key, tuple) else (key,), strict=True))
-        parts.append({"line": _line_name(values), **_line_headline(g)})
+        n = values.get("cfg.env.n_agents")
+        floor = random_floor(random, int(n) if n is not None else None)
+        parts.append({"line": _line_name(values), "n_agents": n, **_line_headline(g, floor)})
     if len(parts) == 1:
-        out = {k: v for k, v in parts[0].items() if k != "line"}
+        out = {k: v for k, v in parts[0].items() if k not in ("line", "n_agents")}
     else:
         def agreed(field):
             found = {p[field] for p in parts}
             return found.pop() if len(found) == 1 else None
         out = {"best_k_time": agreed("best_k_time"), "best_k_reward": agreed("best_k_reward"),
                "separated": all(p["separated"] for p in parts),
+               "learned": (None if any(p["learned"] is None for p in parts) else all(p["learned"] for p in parts)),
                "text": " ".join(f"{p['line']}: {p['text']}" for p in parts)}
     return {**out, "lines": parts, "per_k": stats}

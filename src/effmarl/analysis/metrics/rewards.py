@@ -34,6 +34,20 @@ def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_FRACTION, team:
     return per_run(metrics, last.groupby(keys)["return"].mean().rename("reward"))
 
 
+def random_floor(random: pd.DataFrame | None, n_agents: int | None) -> tuple[float, int] | None:
+    """The floor a policy that learned clears (paper 1): the random policy's mean predators' return per episode at
+    `n_agents` (all N when None) and the episodes it rests on; None without random-policy runs there."""
+    if random is None or random.empty:
+        return None
+    sel = random[random["team"] == "predator"]
+    if n_agents is not None and "cfg.env.n_agents" in sel:
+        sel = sel[sel["cfg.env.n_agents"] == n_agents]
+    if sel.empty:
+        return None
+    returns = episode_returns(sel)["return"]
+    return float(returns.mean()), len(returns)
+
+
 def final_win_rates(metrics: pd.DataFrame, last: int) -> pd.DataFrame:
     """Per run: `win_rate`, the mean test win rate of its last `last` evaluations, with every configuration column."""
     keys = run_columns(metrics)

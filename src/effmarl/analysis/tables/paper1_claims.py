@@ -25,12 +25,12 @@ from effmarl.analysis.metrics import (
     bootstrap_ci,
     change_pct,
     counter_difference,
-    episode_returns,
     evidence,
     final_rewards,
     grid_keys,
     ksweep_headline,
     paired,
+    random_floor,
     require_one_budget,
     run_totals,
     steady_state,
@@ -85,20 +85,6 @@ def sampling_rows(path: str | None) -> list[dict]:
         rows.append(_row(claim, f"{paper} %", f"{change:+.2f} % ({nb.sampler.iloc[0]}, reference storage)",
                          f"sampling-bench {path}", _hardware(path), paper, change))
     return rows
-
-
-def random_floor(random: pd.DataFrame | None, n_agents: int | None) -> tuple[float, int] | None:
-    """The random policy's mean predators' return per episode at `n_agents` (all N when None) and the episodes it
-    rests on; None without random-policy runs there."""
-    if random is None or random.empty:
-        return None
-    sel = random[random["team"] == "predator"]
-    if n_agents is not None and "cfg.env.n_agents" in sel:
-        sel = sel[sel["cfg.env.n_agents"] == n_agents]
-    if sel.empty:
-        return None
-    returns = episode_returns(sel)["return"]
-    return float(returns.mean()), len(returns)
 
 
 def learning_verdict(final: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool, str]:
@@ -203,13 +189,14 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
 
 
 def ksweep_row(ksweep_phases: pd.DataFrame | None, ksweep_metrics: pd.DataFrame | None,
-               phases: pd.DataFrame | None) -> dict:
+               phases: pd.DataFrame | None, random: pd.DataFrame | None = None) -> dict:
     """The k sweep's headline (metrics.ksweep.headline: the fastest k, whether it is apart from the next, the k of
-    the best return) beside the k the end-to-end runs (`phases`) use."""
+    the best return and whether the runs clear the `random` policy's return) beside the k the end-to-end runs
+    (`phases`) use."""
     claim, paper = "neighbor window k of the headline runs", "one k, chosen by a k sweep (the paper's k unpublished)"
     if ksweep_phases is None or ksweep_phases.empty:
         return _row(claim, paper, NOT_MEASURED, "", "")
-    head = ksweep_headline(ksweep_phases, ksweep_metrics)
+    head = ksweep_headline(ksweep_phases, ksweep_metrics, random)
     used = ""
     if phases is not None and "cfg.replay.neighbor_k" in phases:
         ks = sorted({int(k) for k in phases.loc[phases["cfg.replay.sampler"] == "neighbor", "cfg.replay.neighbor_k"]})
@@ -253,7 +240,7 @@ def make(inputs: list[str]) -> pd.DataFrame:
     scaling = read("scaling")
     random = read("random")
     rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
-    rows.append(ksweep_row(read("ksweep_phases"), read("ksweep_metrics"), phases))
+    rows.append(ksweep_row(read("ksweep_phases"), read("ksweep_metrics"), phases, random))
     from effmarl.provenance import hardware
 
     hw = hardware()
