@@ -236,3 +236,23 @@ def test_the_k_sweep_ranks_k_by_return_only_where_its_runs_beat_the_random_polic
     assert len(floors) == 1 and floors[0].get_ydata()[0] == 8.0
     stamped = [t.get_text() for t in fig.texts if t.get_text().startswith("ILLUSTRATIVE")]
     assert bool(stamped) is not ranks, stamped
+
+
+def test_a_stamp_adds_only_its_own_lines_to_the_saved_image(tmp_path):
+    """The default run's k-sweep image had ≈ 1.8 in of blank canvas above its stamp: matplotlib's wrap=True measured
+    the stamp as a narrow, tall column before bbox_inches='tight' cropped to it."""
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from effmarl.analysis.common import stamp
+
+    heights = []
+    for reasons in ([], ["right panel: runs at or below the random policy's return, which ranks no k"]):
+        fig, _ = plt.subplots(1, 2, figsize=(9, 3.6))
+        fig.suptitle("a headline\nof two lines", x=0.01, ha="left", fontsize=8.5)
+        fig.tight_layout()
+        stamp(fig, reasons)
+        fig.savefig(tmp_path / "f.png", dpi=100, bbox_inches="tight")
+        plt.close(fig)
+        heights.append(Image.open(tmp_path / "f.png").size[1])
+    assert 0 < heights[1] - heights[0] <= 20, heights  # one 8 pt line at 100 dpi is ≈ 11 px

@@ -142,8 +142,11 @@ def stamp(fig, reasons: list[str]) -> None:
     """'ILLUSTRATIVE: <reasons>' across the top of a figure whose runs cannot support or refute the claim it
     illustrates (too few seeds or update rounds, a budget where nothing learned …): the image says so itself."""
     if reasons:
-        fig.text(0.5, 1.0, "ILLUSTRATIVE: " + "; ".join(reasons), ha="center", va="bottom", fontsize=8,
-                 color="#b00000", fontweight="bold", wrap=True)
+        # wrapped here to the figure's width (a bold 8 pt character is ~5 pt wide), not by matplotlib's wrap=True:
+        # that measures the line before bbox_inches="tight" crops and leaves a column of blank canvas above
+        width = max(40, int(fig.get_figwidth() * 72 / 5.0))
+        fig.text(0.5, 1.0, textwrap.fill("ILLUSTRATIVE: " + "; ".join(reasons), width), ha="center", va="bottom",
+                 fontsize=8, color="#b00000", fontweight="bold")
 
 
 LABEL_PAD_PX = 3.0  # room between a value label and the axis line
