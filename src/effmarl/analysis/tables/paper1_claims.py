@@ -79,11 +79,14 @@ def sampling_rows(path: str | None) -> list[dict]:
         if sel is None or len(sel) < 2:
             rows.append(_row(claim, f"{paper} %", NOT_MEASURED, "", ""))
             continue
-        uni = sel[sel.sampler == "uniform"].median_ms.iloc[0]
-        nb = sel[sel.sampler.str.startswith("neighbor")]
-        change = float(change_pct(nb.median_ms.iloc[0], uni))
-        rows.append(_row(claim, f"{paper} %", f"{change:+.2f} % ({nb.sampler.iloc[0]}, reference storage)",
-                         f"sampling-bench {path}", _hardware(path), paper, change))
+        uni = sel[sel.sampler == "uniform"].iloc[0]
+        nb = sel[sel.sampler.str.startswith("neighbor")].iloc[0]
+        change = float(change_pct(nb.median_ms, uni.median_ms))
+        apart = "quartiles apart" if nb.q75_ms < uni.q25_ms or uni.q75_ms < nb.q25_ms else "quartiles overlap"
+        ours = (f"{change:+.2f} % ({nb.sampler}, reference storage; median ms per update round over "
+                f"{int(uni.rounds)} rounds, uniform {uni.median_ms:.1f} [{uni.q25_ms:.1f}, {uni.q75_ms:.1f}], "
+                f"neighbor {nb.median_ms:.1f} [{nb.q25_ms:.1f}, {nb.q75_ms:.1f}]: {apart})")
+        rows.append(_row(claim, f"{paper} %", ours, f"sampling-bench {path}", _hardware(path), paper, change))
     return rows
 
 
