@@ -272,3 +272,12 @@ def test_the_sampling_rows_give_each_samplers_quartiles_and_whether_they_are_apa
     assert three["ours"] == ("-34.71 % (neighbor_k16, reference storage; median ms per update round over 15 "
                              "rounds, uniform 17.0 [16.4, 18.0], neighbor 11.1 [10.8, 11.3]: quartiles apart)")
     assert twelve["ours"].endswith("uniform 340.0 [210.0, 700.0], neighbor 365.0 [300.0, 450.0]: quartiles overlap)")
+
+
+def test_a_reward_interval_that_touches_zero_only_by_float_rounding_is_no_significant_difference():
+    """The default run printed '95 % CI [+0.00, +5.58] … significantly higher': the lower end was 1.7e-7, a
+    resample whose mean is 0 up to the rounding of stored returns. The verdict is taken on the printed interval."""
+    final = _final({"uniform": [10 + 1 / 3, 9 + 1 / 3, 15.0, 17 + 2 / 3, 19 + 1 / 3, 17 + 1 / 6],
+                    "neighbor": [12 + 1 / 6, 12 + 2 / 3, 13 + 5 / 6, 27.5, 20 + 1 / 6, 17.0]})
+    row = paper1_claims.reward_row(_reward_metrics(final), _random_metrics(1.0), n_agents=3)
+    assert "95 % CI [+0.00, +5.58]" in row["ours"] and "no significant difference" in row["ours"], row["ours"]

@@ -126,7 +126,9 @@ def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None,
     if pairs.empty:
         return _row(claim, paper, NOT_MEASURED, "", "")
     diff = pairs["diff"].to_numpy()
-    lo, hi = bootstrap_ci(diff)
+    # the verdict is taken on the interval as printed (2 decimals): a bound of 1e-7 is 0 up to the rounding of the
+    # stored returns, and "[+0.00, …]: significantly higher" would contradict itself
+    lo, hi = (round(float(b), 2) for b in bootstrap_ci(diff))
     in_pairs = final.merge(pairs[pair_keys], on=pair_keys)
     in_pairs = in_pairs[in_pairs["cfg.replay.sampler"].isin(["uniform", "neighbor"])]
     _, margin = learning_verdict(in_pairs, random_floor(random, n_agents))
