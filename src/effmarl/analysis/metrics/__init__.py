@@ -40,6 +40,7 @@ from effmarl.analysis.metrics.rewards import (
                                              episode_returns,
                                              final_rewards,
                                              final_win_rates,
+                                             learned_cells,
                                              random_floor,
                                              team_returns,
 )
@@ -68,7 +69,7 @@ from effmarl.analysis.metrics.stats import (
 
 __all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", "evaluations", "final_win_rate",
            "flops_averages", "interval_text",
-           "probability_of_improvement", "random_floor", "ratio_ci",
+           "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",

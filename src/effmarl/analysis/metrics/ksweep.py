@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics.phases import sampling_per_round
-from effmarl.analysis.metrics.rewards import final_rewards, random_floor
+from effmarl.analysis.metrics.rewards import final_rewards, learned_cells, random_floor
 from effmarl.analysis.metrics.runs import RUN_ID
 from effmarl.analysis.metrics.stats import bootstrap_ci
 
@@ -61,22 +61,23 @@ def _k(value) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
-def _learning(rewards: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool | None, str]:
-    """Whether every k's runs learned (the lower end of its reward interval, its mean where it has none, above the
-    random policy's mean return `floor`), and the words that qualify the best-return k accordingly."""
+def _learning(runs: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool | None, str]:
+    """Whether every k's runs learned (metrics.learned_cells, the rule of paper 1's reward claims) against the
+    random policy's return `floor`, and the words that qualify the best-return k accordingly."""
     if floor is None:
         return None, " (no random-policy runs to show that any k's predators learned)"
-    low = rewards["reward_lo"].where(np.isfinite(rewards["reward_lo"]), rewards["reward_mean"])
-    below = [_k(k) for k in rewards.loc[low <= floor[0], K]]
+    cells = learned_cells(runs.dropna(subset=["reward"]), floor[0], [K])
+    below = [_k(k) for k in cells.loc[~cells["learned"], K]]
     if not below:
         return True, ""
-    which = "no k clears" if len(below) == len(rewards) else f"k = {', '.join(map(str, below))} do not clear"
+    which = "no k clears" if len(below) == len(cells) else f"k = {', '.join(map(str, below))} do not clear"
     return False, (f", but {which} the random policy's return ({floor[0]:.1f}, {floor[1]} episodes): "
                    "the return ranks no k")
 
 
-def _line_headline(stats: pd.DataFrame, floor: tuple[float, int] | None = None) -> dict:
-    """The headline of one configuration line's `by_k` rows; `floor` the random policy's return at its N."""
+def _line_headline(stats: pd.DataFrame, runs: pd.DataFrame, floor: tuple[float, int] | None = None) -> dict:
+    """The headline of one configuration line's `by_k` rows and `per_run` rows; `floor` the random policy's return
+    at its N."""
     ranked = stats.dropna(subset=["time_mean"]).sort_values("time_mean")
     if ranked.empty:
         return {"best_k_time": None, "best_k_reward": None, "separated": False, "learned": None,
@@ -105,7 +106,7 @@ def _line_headline(stats: pd.DataFrame, floor: tuple[float, int] | None = None) 
                  + ("the intervals overlap" if finite else "without intervals no separation is shown"))
     learned = None
     if best_k_reward is not None:
-        learned, qualifier = _learning(rewards, floor)
+        learned, qualifier = _learning(runs, floor)
         text += f". Best mean final predators' return: k = {best_k_reward}{qualifier}."
     else:
         text += "."
@@ -137,14 +138,16 @@ def headline(phases_summary: pd.DataFrame, metrics_summary: pd.DataFrame | None,
     storage) with its "line" name and "n_agents", "per_k": the `by_k` table}. With several configuration lines,
     best_k_time and best_k_reward are the k every line agrees on (None where they differ), separated and learned
     hold only if they hold in every line, and the text names each line."""
-    stats = by_k(per_run(phases_summary, metrics_summary))
+    table = per_run(phases_summary, metrics_summary)
+    stats = by_k(table)
     lines = [c for c in LINES if c in stats]
     parts = []
     for key, g in (stats.groupby(lines, sort=True) if lines else [((), stats)]):
         values = dict(zip(lines, key if isinstance(key, tuple) else (key,), strict=True))
         n = values.get("cfg.env.n_agents")
         floor = random_floor(random, int(n) if n is not None else None)
-        parts.append({"line": _line_name(values), "n_agents": n, **_line_headline(g, floor)})
+        runs = table[np.logical_and.reduce([table[c] == v for c, v in values.items()])] if values else table
+        parts.append({"line": _line_name(values), "n_agents": n, **_line_headline(g, runs, floor)})
     if len(parts) == 1:
         out = {k: v for k, v in parts[0].items() if k not in ("line", "n_agents")}
     else:

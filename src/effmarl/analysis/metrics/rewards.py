@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import per_run, run_columns
+from effmarl.analysis.metrics.stats import bootstrap_ci
 
 FINAL_FRACTION = 0.2  # the final reward of a run: mean over its last 20 % of episodes
 
@@ -46,6 +47,19 @@ def random_floor(random: pd.DataFrame | None, n_agents: int | None) -> tuple[flo
         return None
     returns = episode_returns(sel)["return"]
     return float(returns.mean()), len(returns)
+
+
+def learned_cells(final: pd.DataFrame, floor: float, by: list[str]) -> pd.DataFrame:
+    """Per cell of `final` (one `reward` per run) grouped by `by`: its `mean` over seeds, the `low` end of its 95 %
+    bootstrap interval (its only value with one seed) and whether it `learned`: `low` above the random policy's
+    mean return `floor`. The one rule of paper 1's reward claims and of the k sweep."""
+    rows = []
+    for key, values in final.groupby(by)["reward"]:
+        lo, _ = bootstrap_ci(values.to_numpy())
+        low = float(values.min() if pd.isna(lo) else lo)
+        rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
+                     "mean": float(values.mean()), "low": low, "learned": low > floor})
+    return pd.DataFrame(rows, columns=[*by, "mean", "low", "learned"])
 
 
 def final_win_rates(metrics: pd.DataFrame, last: int) -> pd.DataFrame:

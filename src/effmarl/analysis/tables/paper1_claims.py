@@ -29,6 +29,7 @@ from effmarl.analysis.metrics import (
     final_rewards,
     grid_keys,
     ksweep_headline,
+    learned_cells,
     paired,
     random_floor,
     require_one_budget,
@@ -91,22 +92,19 @@ def sampling_rows(path: str | None) -> list[dict]:
 
 
 def learning_verdict(final: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool, str]:
-    """Whether every (algorithm, sampler) cell of `final` (one `reward` per run) learned: the lower end of its 95 %
-    bootstrap interval over seeds above the random policy's mean return; and the text saying by how much."""
+    """Whether every (algorithm, sampler) cell of `final` (one `reward` per run) learned (metrics.learned_cells: the
+    lower end of its 95 % bootstrap interval over seeds above the random policy's mean return); and the text saying
+    by how much."""
     if floor is None:
         return False, "no random-policy runs to show that the predators learned"
-    cells = final.groupby(["cfg.algo", "cfg.replay.sampler"])["reward"]
-    margins, failed = [], []
-    for (algo, sampler), values in cells:
-        lo, _ = bootstrap_ci(values.to_numpy())
-        low = values.min() if pd.isna(lo) else lo
-        margins.append(values.mean() - floor[0])
-        if low <= floor[0]:
-            failed.append(f"{algo}/{sampler} {values.mean():.1f}")
+    cells = learned_cells(final, floor[0], ["cfg.algo", "cfg.replay.sampler"])
+    failed = [f"{c['cfg.algo']}/{c['cfg.replay.sampler']} {c['mean']:.1f}"
+              for _, c in cells[~cells["learned"]].iterrows()]
+    margin = (cells["mean"] - floor[0]).min()
     text = f"random policy {floor[0]:.1f} ({floor[1]} episodes)"
     if failed:
         return False, f"not claimed: below or within the random policy's return ({text}): {', '.join(failed)}"
-    return True, f"every cell above the random policy's return by ≥ {min(margins):+.1f} ({text})"
+    return True, f"every cell above the random policy's return by ≥ {margin:+.1f} ({text})"
 
 
 def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None, n_agents: int | None = None) -> dict:
