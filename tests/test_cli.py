@@ -322,3 +322,16 @@ def test_commands_that_need_no_torch_do_not_import_it(tmp_path):
     code = "import torch; from effmarl import provenance; print(type(provenance.record()['hardware']['gpus']).__name__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "list"  # where torch is loaded, the GPUs it sees (empty on a CPU machine)
+
+
+def test_figure_and_table_modules_import_neither_torch_nor_jax():
+    """A figure or table job reads files and draws: importing a training stack's package there (the QMIX package's
+    __init__ pulls in its learner, hence torch, for one constant of the budget schedules) cost each of the smoke
+    workflow's ~90 figure and table jobs seconds of start-up."""
+    import sys
+
+    code = ("import sys, importlib; from effmarl.analysis.figures import FIGURES; from effmarl.analysis.tables import "
+            "TABLES; [importlib.import_module(m) for m in [*FIGURES.values(), *TABLES.values()]]; "
+            "print(sorted(k for k in ('torch', 'jax', 'jaxmarl', 'mpe2') if k in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"

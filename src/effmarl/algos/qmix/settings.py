@@ -3,7 +3,7 @@ which return each update uses."""
 
 from __future__ import annotations
 
-from effmarl.algos.qmix.schedules import scaled_delta_m, schedule_scale
+from effmarl.schedules import scaled_delta_m, schedule_scale
 from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.config import ConfigError
 from effmarl.sparse.mast import mast_components

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.algos.qmix.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
+from effmarl.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
 from effmarl.studies import COMPARABLE_SETTINGS
