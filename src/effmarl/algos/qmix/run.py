@@ -33,7 +33,6 @@ from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
-from effmarl.schedules import REFERENCE_ENV_STEPS
 from effmarl.algos.qmix.settings import check_config, effective_schedule, epsilon, target_kind
 from effmarl.algos.qmix.tickets import install_weights, load_ticket
 from effmarl.config import ConfigError
@@ -43,6 +42,7 @@ from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer
 from effmarl.runs import RunDir
+from effmarl.schedules import REFERENCE_ENV_STEPS
 from effmarl.sparse.allocation import agent_shares
 from effmarl.sparse.mast import mast_components
 

@@ -3,9 +3,9 @@ which return each update uses."""
 
 from __future__ import annotations
 
-from effmarl.schedules import scaled_delta_m, schedule_scale
 from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.config import ConfigError
+from effmarl.schedules import scaled_delta_m, schedule_scale
 from effmarl.sparse.mast import mast_components
 
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
+from effmarl.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 from effmarl.studies import COMPARABLE_SETTINGS
 
 LAST_K = 20  # evaluations averaged per run (the paper's last 20)
