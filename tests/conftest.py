@@ -64,7 +64,9 @@ def _run_smoke_workflow(work: Path) -> dict:
 def pytest_collection_modifyitems(config, items):
     """Start the smoke workflow first and read it last: the tests of one file that needs it are collected first,
     so that (with pytest-xdist's per-file distribution) one worker builds it while the others run every file
-    that does not need it; the other files that need it come last, so no worker waits on it while work is left."""
+    that does not need it; the other files that need it come last, so no worker waits on it while work is left.
+    pytest-xdist hands out files largest first unless told --no-loadscope-reorder (pyproject's addopts): without
+    it the workflow started minutes late, behind the larger files."""
     needs = {item.path for item in items if "smoke_workflow" in getattr(item, "fixturenames", ())}
     first = [item for item in items if item.path.name == "test_mast_study.py"]
     rest = [item for item in items if item.path.name != "test_mast_study.py"]
