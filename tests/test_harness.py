@@ -226,5 +226,21 @@ def test_seed_derivation_is_the_one_the_loops_used():
     assert harness.stream_rng(7, 1).integers(1 << 30) == np.random.default_rng([7, 1]).integers(1 << 30)
 
 
+@pytest.mark.parametrize("algo", ["random", "maddpg"])
+def test_the_episode_loops_take_their_reset_seeds_from_the_harness(tmp_path, monkeypatch, algo):
+    """One derivation: the random policy and the off-policy loop reset episode e with harness.episode_seed(seed, e)
+    (the random policy once restated the formula inline)."""
+    from effmarl.config import validate
+    from effmarl.train import train
+
+    calls, derive = [], harness.episode_seed
+    monkeypatch.setattr(harness, "episode_seed", lambda seed, index: calls.append((seed, index)) or derive(seed, index))
+    cfg = validate({"study": "seeds", "algo": algo, "seed": 4, "env": {"backend": "mpe", "n_agents": 3},
+                    "budget": {"episodes": 3}, "offpolicy": {"batch_size": 16, "warmup": 40, "update_every": 10,
+                                                             "checkpoint_every": 0, "hidden": [8, 8]}}, part="run")
+    train(cfg, tmp_path / algo)
+    assert calls == [(4, 0), (4, 1), (4, 2)]
+
+
 def test_guard_does_not_stop_finite_parameters_whose_sum_overflows():
     harness.guard_finite("update_all_trainers", 1, [torch.full((4,), 3e38), torch.full((4,), 3e38)])

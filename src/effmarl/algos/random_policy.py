@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from effmarl import harness
 from effmarl.envs import make_env
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.runs import RunDir
@@ -19,7 +20,7 @@ def run(cfg: dict, rundir: RunDir) -> None:
     # env.num_envs copies play episodes e … e + E − 1 side by side (copy j reset with seed + j), as in the
     # off-policy loop; each copy's episode is its own metrics row
     for episode in range(0, cfg["budget"]["episodes"], env.num_envs):
-        step = env.reset(seed=cfg["seed"] * 100_003 + episode)
+        step = env.reset(seed=harness.episode_seed(cfg["seed"], episode))
         returns = np.zeros((env.num_envs, spec.n_agents))
         while not step.done.all():
             with timer.phase("action_selection"):
