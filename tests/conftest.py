@@ -54,7 +54,7 @@ def _run_smoke_workflow(work: Path) -> dict:
               "--config", f"results_dir={results}", f"figures_dir={figures}"]
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     # the greedy scheduler: Snakemake's default (ilp) solves an integer program each time more jobs are ready than
-    # cores, which for the smoke profile's ~200 second-long jobs cost ~90 CPU-s of the ~770 (6:03 vs 6:45 wall
+    # cores, which for the smoke profile's ~200 short jobs cost ~90 CPU-s of the ~770 (6:03 vs 6:45 wall
     # alone on 2 cores); the workflow has no temporary files or priorities for the ILP to weigh
     proc = run_cli("snakemake", *common, "--cores", "2", "--scheduler", "greedy", env=env, timeout=1500)
     if proc.returncode != 0:  # every test that needs the workflow fails with this message

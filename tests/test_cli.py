@@ -327,7 +327,7 @@ def test_commands_that_need_no_torch_do_not_import_it(tmp_path):
 def test_figure_and_table_modules_import_neither_torch_nor_jax():
     """A figure or table job reads files and draws: importing a training stack's package there (the QMIX package's
     __init__ pulls in its learner, hence torch, for one constant of the budget schedules) cost each of the smoke
-    workflow's ~90 figure and table jobs seconds of start-up."""
+    workflow's ~40 figure and table jobs seconds of start-up."""
     import sys
 
     code = ("import sys, importlib; from effmarl.analysis.figures import FIGURES; from effmarl.analysis.tables import "

@@ -91,6 +91,7 @@ def test_counter_record_holds_both_samplers_names_its_sources_and_counts_per_sam
     assert record["provenance"]["hardware"]["cpu_model"]
     assert {"cachegrind", "perf", "ncu"} <= set(record["provenance"]["counters"]["sources"])
 
+
 def _fake_specs(repeats: int = 1) -> list[dict]:
     dims = ([14, 14, 12], [5, 5, 5])
     return [{"storage": st, "sampler": sa, "k": 16, "batch": 8, "fill": 50, "capacity": 50, "rounds": 2,
