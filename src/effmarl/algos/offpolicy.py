@@ -35,6 +35,9 @@ import numpy as np
 import torch
 
 from effmarl import harness
+from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
+from effmarl.algos.maddpg import MADDPG
+from effmarl.algos.masac import MASAC
 from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
@@ -43,6 +46,15 @@ from effmarl.runs import RunDir
 
 UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
 LOOP_PHASES = ("action_selection", "env_step", "buffer_add", "update_all_trainers")
+
+# (config `algo`, config `offpolicy.learner`) -> the learner class the loop trains: the one place that choice is
+# made (`run` below for `effmarl train`, effmarl.bench.paper1 for its loops)
+LEARNERS = {
+    ("maddpg", "sequential"): MADDPG,
+    ("maddpg", "batched"): BatchedMADDPG,
+    ("masac", "sequential"): MASAC,
+    ("masac", "batched"): BatchedMASAC,
+}
 
 
 class Learner(Protocol):
@@ -229,3 +241,8 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
                                    "device": str(loop.device), "env_backend": cfg["env"]["backend"],
                                    "learner": off["learner"]})
     return state
+
+
+def run(cfg: dict, rundir: RunDir) -> None:
+    """`effmarl train` of a paper-1 run: the loop with the learner class `LEARNERS` names for `cfg`."""
+    train_loop(cfg, rundir, LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]])
