@@ -72,9 +72,6 @@ class Learner(Protocol):
     def load_state_dict(self, state: dict) -> None: ...
 
 
-resolve_device = harness.resolve_device
-
-
 def check_config(cfg: dict) -> None:
     """Cross-field checks the schema cannot express (effmarl.config runs them inside `validate` too)."""
     offpolicy_checks(cfg)
