@@ -57,8 +57,9 @@ LEARNERS = {
 }
 
 
-class Learner(Protocol):
-    """What an algorithm module provides to the loop."""
+class OffPolicyLearner(Protocol):
+    """What a sequential learner class of `LEARNERS` provides to the loop (a batched one, `batched = True`, has
+    `update_all(batch, timer)` for the whole round instead of `update`). Not qmix's `Learner` class."""
 
     def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
         """Per-agent observations `[E, D_i]` of E environment copies -> action indices `[E, n_agents]` and the
@@ -81,7 +82,7 @@ def check_config(cfg: dict) -> None:
 class TrainState:
     """Everything needed to continue a run exactly where it stopped."""
 
-    learner: Learner
+    learner: OffPolicyLearner
     storage: Storage
     rng: np.random.Generator              # the sampler's index draws
     episode: int = 0                      # completed episodes
