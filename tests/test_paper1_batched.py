@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from effmarl.algos import batched, maddpg, masac
+from effmarl.algos import actors, batched, maddpg, masac
 from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
 from effmarl.config import validate
 from effmarl.envs import make_env
@@ -32,7 +32,7 @@ def deterministic_gumbel(logits: torch.Tensor, hard: bool = True, temperature: f
 
 @pytest.fixture(autouse=True)
 def no_noise(monkeypatch):
-    for module in (maddpg, masac, batched):
+    for module in (actors, maddpg, masac, batched):
         monkeypatch.setattr(module, "gumbel_softmax", deterministic_gumbel)
 
 

@@ -15,7 +15,7 @@ from effmarl.algos import offpolicy
 from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
 from effmarl.algos.maddpg import MADDPG
 from effmarl.config import ConfigError, validate
-from effmarl.train import seed_everything, train
+from effmarl.train import train
 
 
 def config(backend="mpe_vec", copies=1, episodes=4, learner="batched", storage="contiguous", **off) -> dict:
@@ -47,7 +47,7 @@ def original_episode(loop: offpolicy.Loop, state: offpolicy.TrainState) -> np.nd
 
 
 def _run(cfg: dict, make_learner, episode_fn) -> tuple[list, offpolicy.TrainState]:
-    seed_everything(cfg["seed"])
+    harness.seed_everything(cfg["seed"])
     loop, state = offpolicy.build(cfg, make_learner)
     returns = []
     for _ in range(cfg["budget"]["episodes"] // loop.env.num_envs):
@@ -95,7 +95,7 @@ def test_buffer_holds_every_copys_transitions_in_copy_order(storage):
     """E = 3 copies, 25 steps: slot (3t + j) mod capacity holds copy j's step t (the ring wraps at 50)."""
     cfg = config(copies=3, episodes=3, storage=storage, warmup=50, update_every=1000)
     cfg["replay"]["buffer_size"] = 50
-    seed_everything(0)
+    harness.seed_everything(0)
     loop, state = offpolicy.build(cfg, BatchedMADDPG)
     loop.env = Recorder(loop.env)
     offpolicy.play_episode(loop, state)

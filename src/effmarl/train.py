@@ -23,8 +23,6 @@ from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
 from effmarl.studies import seed_groups
 
-seed_everything = harness.seed_everything  # kept for callers that import it from here
-
 
 def train(cfg: dict, out_dir: str) -> RunDir:
     """Run the validated run config `cfg`; outputs land in out_dir, provenance.json last.

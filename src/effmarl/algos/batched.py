@@ -27,7 +27,8 @@ import math
 import numpy as np
 import torch
 
-from effmarl.algos.maddpg import MADDPG, ActorsMixin
+from effmarl.algos.actors import ActorsMixin
+from effmarl.algos.maddpg import MADDPG
 from effmarl.algos.masac import MASAC, entropy
 from effmarl.algos.stacked import (
     StackedMLP,

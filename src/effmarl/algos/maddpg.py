@@ -14,84 +14,22 @@ straight-through) Gumbel-softmax action; the replay buffer stores that one-hot v
 policy actions are hard samples too, so the critic sees one kind of action everywhere. (The original fed
 the soft sample to MPE's force model, which mpe2's discrete mode no longer accepts.)
 
-The training loop (phases, replay, checkpointing) is `effmarl.algos.offpolicy`.
+The actors (construction, action selection, state) are `effmarl.algos.actors`, shared with MASAC and the
+batched learners; the training loop (phases, replay, checkpointing) is `effmarl.algos.offpolicy`.
 """
 
 from __future__ import annotations
 
 import copy
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
-from effmarl.algos.offpolicy import train_loop
+from effmarl.algos.actors import ActorsMixin
 from effmarl.envs import EnvSpec
-from effmarl.nets.mlp import MLP, clip_grads_per_tensor, gumbel_softmax, soft_update
+from effmarl.nets.mlp import MLP, gumbel_softmax, soft_update
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import Batch
-from effmarl.runs import RunDir
-
-
-def _nested_state(obj):
-    if isinstance(obj, list):
-        return [_nested_state(x) for x in obj]
-    if isinstance(obj, torch.Tensor):
-        return obj.detach().clone()
-    return obj.state_dict()
-
-
-def _nested_load(obj, state) -> None:
-    if isinstance(obj, list):
-        for x, s in zip(obj, state, strict=True):
-            _nested_load(x, s)
-    elif isinstance(obj, torch.Tensor):
-        with torch.no_grad():
-            obj.copy_(state)
-    else:
-        obj.load_state_dict(state)
-
-
-class ActorsMixin:
-    """Decentralised discrete actors shared by MADDPG and MASAC: construction and action selection."""
-
-    def _build_actors(self, off: dict, spec: EnvSpec, device: torch.device) -> None:
-        self.device = device
-        self.actors = [MLP(d, a, off["hidden"]).to(device) for d, a in zip(spec.obs_dims, spec.n_actions,
-                                                                            strict=True)]
-        self.actor_opts = [torch.optim.Adam(p.parameters(), lr=off["lr"], foreach=True) for p in self.actors]
-        self.critic_in = sum(spec.obs_dims) + sum(spec.n_actions)
-
-    @torch.no_grad()
-    def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
-        # as the original: one forward per agent on its own observations (`[E, D_i]`, E environment copies)
-        onehots = [gumbel_softmax(actor(torch.as_tensor(o, device=self.device)), hard=True).cpu().numpy()
-                   for actor, o in zip(self.actors, obs, strict=True)]
-        return np.stack([h.argmax(-1) for h in onehots], axis=1), onehots
-
-    def _step(self, optimizer: torch.optim.Optimizer, params, loss: torch.Tensor) -> None:
-        optimizer.zero_grad()
-        loss.backward()
-        clip_grads_per_tensor(params, self.grad_clip)
-        optimizer.step()
-
-    def modules(self) -> dict[str, list]:
-        """Named lists (possibly nested) of the learner's modules, optimisers and tensors: its whole state."""
-        raise NotImplementedError
-
-    def state_dict(self) -> dict:
-        return {name: _nested_state(items) for name, items in self.modules().items()}
-
-    def load_state_dict(self, state: dict) -> None:
-        for name, items in self.modules().items():
-            _nested_load(items, state[name])
-
-    def _policy_actions(self, agent: int, batch: Batch) -> tuple[torch.Tensor, list[torch.Tensor]]:
-        """Agent i's logits on o_i, and the joint action with a_i resampled from π_i (differentiable)."""
-        logits = self.actors[agent](batch.obs[agent])
-        acts = list(batch.act)
-        acts[agent] = gumbel_softmax(logits, hard=True)
-        return logits, acts
 
 
 class MADDPG(ActorsMixin):
@@ -129,11 +67,3 @@ class MADDPG(ActorsMixin):
                 "target_critics": self.target_critics, "actor_opts": self.actor_opts,
                 "critic_opts": self.critic_opts}
 
-
-def run(cfg: dict, rundir: RunDir) -> None:
-    if cfg["offpolicy"]["learner"] == "batched":
-        from effmarl.algos.batched import BatchedMADDPG
-
-        train_loop(cfg, rundir, BatchedMADDPG)
-    else:
-        train_loop(cfg, rundir, MADDPG)

@@ -22,13 +22,11 @@ import math
 import torch
 import torch.nn.functional as F
 
-from effmarl.algos.maddpg import ActorsMixin
-from effmarl.algos.offpolicy import train_loop
+from effmarl.algos.actors import ActorsMixin
 from effmarl.envs import EnvSpec
 from effmarl.nets.mlp import MLP, gumbel_softmax, soft_update
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import Batch
-from effmarl.runs import RunDir
 
 
 def entropy(logits: torch.Tensor) -> torch.Tensor:
@@ -87,11 +85,3 @@ class MASAC(ActorsMixin):
                 "target_critics": self.target_critics, "critic_opts": self.critic_opts,
                 "log_alpha": self.log_alpha, "alpha_opts": self.alpha_opts}
 
-
-def run(cfg: dict, rundir: RunDir) -> None:
-    if cfg["offpolicy"]["learner"] == "batched":
-        from effmarl.algos.batched import BatchedMASAC
-
-        train_loop(cfg, rundir, BatchedMASAC)
-    else:
-        train_loop(cfg, rundir, MASAC)

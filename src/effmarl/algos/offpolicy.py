@@ -35,6 +35,9 @@ import numpy as np
 import torch
 
 from effmarl import harness
+from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
+from effmarl.algos.maddpg import MADDPG
+from effmarl.algos.masac import MASAC
 from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
@@ -44,9 +47,19 @@ from effmarl.runs import RunDir
 UPDATE_PHASES = ("sampling", "target_q", "q_loss", "p_loss", "target_update")
 LOOP_PHASES = ("action_selection", "env_step", "buffer_add", "update_all_trainers")
 
+# (config `algo`, config `offpolicy.learner`) -> the learner class the loop trains: the one place that choice is
+# made (`run` below for `effmarl train`, effmarl.bench.paper1 for its loops)
+LEARNERS = {
+    ("maddpg", "sequential"): MADDPG,
+    ("maddpg", "batched"): BatchedMADDPG,
+    ("masac", "sequential"): MASAC,
+    ("masac", "batched"): BatchedMASAC,
+}
 
-class Learner(Protocol):
-    """What an algorithm module provides to the loop."""
+
+class OffPolicyLearner(Protocol):
+    """What a sequential learner class of `LEARNERS` provides to the loop (a batched one, `batched = True`, has
+    `update_all(batch, timer)` for the whole round instead of `update`). Not qmix's `Learner` class."""
 
     def act(self, obs: list[np.ndarray]) -> tuple[np.ndarray, list[np.ndarray]]:
         """Per-agent observations `[E, D_i]` of E environment copies -> action indices `[E, n_agents]` and the
@@ -60,9 +73,6 @@ class Learner(Protocol):
     def load_state_dict(self, state: dict) -> None: ...
 
 
-resolve_device = harness.resolve_device
-
-
 def check_config(cfg: dict) -> None:
     """Cross-field checks the schema cannot express (effmarl.config runs them inside `validate` too)."""
     offpolicy_checks(cfg)
@@ -72,7 +82,7 @@ def check_config(cfg: dict) -> None:
 class TrainState:
     """Everything needed to continue a run exactly where it stopped."""
 
-    learner: Learner
+    learner: OffPolicyLearner
     storage: Storage
     rng: np.random.Generator              # the sampler's index draws
     episode: int = 0                      # completed episodes
@@ -229,3 +239,8 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
                                    "device": str(loop.device), "env_backend": cfg["env"]["backend"],
                                    "learner": off["learner"]})
     return state
+
+
+def run(cfg: dict, rundir: RunDir) -> None:
+    """`effmarl train` of a paper-1 run: the loop with the learner class `LEARNERS` names for `cfg`."""
+    train_loop(cfg, rundir, LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]])

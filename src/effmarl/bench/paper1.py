@@ -225,18 +225,12 @@ def run_loop(cfg: dict, fill_n: int, rounds: int, compiled: bool = False) -> dic
     resetting it once imports and networks are in (Linux clear_refs), else ru_maxrss since start."""
     import torch
 
+    from effmarl import harness
     from effmarl.algos import offpolicy
-    from effmarl.train import seed_everything
 
     torch.set_num_threads(cfg["threads"])
-    seed_everything(cfg["seed"])
-    if cfg["offpolicy"]["learner"] == "batched":
-        from effmarl.algos.batched import BatchedMADDPG as maddpg_cls
-        from effmarl.algos.batched import BatchedMASAC as masac_cls
-    else:
-        from effmarl.algos.maddpg import MADDPG as maddpg_cls
-        from effmarl.algos.masac import MASAC as masac_cls
-    loop, state = offpolicy.build(cfg, maddpg_cls if cfg["algo"] == "maddpg" else masac_cls)
+    harness.seed_everything(cfg["seed"])
+    loop, state = offpolicy.build(cfg, offpolicy.LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]])
     transitions, _ = rollout(cfg["env"]["n_agents"], min(fill_n, 2_000), cfg["seed"])
     fill(state.storage, transitions, fill_n)
     rss_built, reset = _rss_mib("VmRSS"), _reset_peak_rss()     # imports and networks are in; the buffer is not

@@ -66,13 +66,14 @@ def _seeds(cfg: dict, n_seeds: int, root: Path):
     """The training loop's own objects for n_seeds seeds of cfg: (seeds, stack, runner, timer)."""
     import torch
 
+    from effmarl import harness
     from effmarl.algos.qmix.lockstep import SeedStack
-    from effmarl.algos.qmix.run import SeedRun, resolve_device
+    from effmarl.algos.qmix.run import SeedRun
     from effmarl.algos.qmix.runner import make_runner
     from effmarl.profiling.phases import PhaseTimer
     from effmarl.runs import RunDir
 
-    device = resolve_device(cfg["device"])
+    device = harness.resolve_device(cfg["device"])
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
     runner = make_runner(cfg, n_seeds, device, timer)
     cfgs = [{**cfg, "seed": s} for s in range(n_seeds)]

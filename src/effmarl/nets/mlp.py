@@ -38,11 +38,6 @@ def gumbel_softmax(logits: torch.Tensor, hard: bool = True, temperature: float =
     return F.gumbel_softmax(logits, tau=temperature, hard=hard, dim=-1)
 
 
-def sample_actions(logits: torch.Tensor) -> torch.Tensor:
-    """Sampled action indices (no gradient): argmax of logits plus Gumbel noise is an exact categorical draw."""
-    return gumbel_softmax(logits.detach(), hard=True).argmax(dim=-1)
-
-
 def soft_update(target: nn.Module, source: nn.Module, tau: float) -> None:
     """Polyak averaging, target <- (1 - tau) target + tau source (openai/maddpg `make_update_exp`)."""
     with torch.no_grad():

@@ -48,7 +48,6 @@ from effmarl.sparse.mast import mast_components
 
 STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
          "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
-resolve_device = harness.resolve_device
 
 
 def build_learner(cfg: dict, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
@@ -276,7 +275,7 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
     check_lockstep(cfgs)
     cfg, n = cfgs[0], len(cfgs)
     q = cfg["qmix"]
-    device = resolve_device(cfg["device"])
+    device = harness.resolve_device(cfg["device"])
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
     runner = make_runner(cfg, n, device, timer)
     seeds = [SeedRun(c, d, runner.spec, device, timer) for c, d in zip(cfgs, rundirs, strict=True)]
