@@ -10,7 +10,7 @@ from conftest import run_cli
 from scipy import stats
 
 from effmarl.analysis import metrics
-from effmarl.analysis.common import named_inputs
+from effmarl.analysis.io import named_inputs
 from effmarl.config import ConfigError
 
 
