@@ -10,7 +10,7 @@ from conftest import run_cli
 from scipy import stats
 
 from effmarl.analysis import metrics
-from effmarl.analysis.common import named_inputs
+from effmarl.analysis.io import named_inputs
 from effmarl.config import ConfigError
 
 
@@ -112,3 +112,32 @@ def test_figures_and_tables_import_neither_each_other_nor_another_figure_or_tabl
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith(("effmarl.analysis.figures", "effmarl.analysis.tables")), \
                     f"{path.relative_to(root)} imports {node.module}: use effmarl.analysis.metrics"
+
+
+def test_metrics_import_neither_io_style_figures_nor_tables_and_io_and_style_import_effmarl_at_the_top():
+    """The analysis layers (issue 23): `metrics` selects and computes, `io` reads inputs and saves outputs with their
+    provenance, `style` decides how things are drawn and named. metrics is the bottom and imports none of the others;
+    io and style import effmarl modules only at module top, where their dependencies are seen."""
+    import ast
+    from pathlib import Path
+
+    import effmarl.analysis
+
+    root = Path(effmarl.analysis.__file__).parent
+    upper = tuple(f"effmarl.analysis.{m}" for m in ("io", "style", "figures", "tables"))
+
+    def imported(node):
+        if isinstance(node, ast.ImportFrom):
+            return [node.module or ""]
+        return [a.name for a in node.names] if isinstance(node, ast.Import) else []
+
+    for path in root.glob("metrics/*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            for module in imported(node):
+                assert not module.startswith(upper), f"{path.relative_to(root)} imports {module}"
+    for path in (root / "io.py", root / "style.py"):
+        tree = ast.parse(path.read_text())
+        top = set(map(id, tree.body))
+        for node in ast.walk(tree):
+            if any(m.startswith("effmarl") for m in imported(node)):
+                assert id(node) in top, f"{path.name}:{node.lineno} imports {imported(node)} inside a function"

@@ -213,7 +213,7 @@ def test_the_data_only_loader_reads_tensors_and_plain_numeric_numpy_arrays_and_n
 
 # ---------------------------------------------------------------- tables
 def test_a_parquet_table_with_a_pickled_extension_type_is_read_as_data_and_runs_nothing(tmp_path):
-    from effmarl.analysis.common import read_tables
+    from effmarl.analysis.io import read_tables
 
     marker = tmp_path / "marker"
     # pyarrow < 14.0.1 unpickled the metadata of this extension type on read (CVE-2023-47248)

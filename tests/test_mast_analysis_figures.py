@@ -11,8 +11,8 @@ import pytest
 import torch
 from test_mast_analysis import run_rows, summary, table1_inputs, write
 
-from effmarl.analysis.common import save_figure
 from effmarl.analysis.figures import FIGURES
+from effmarl.analysis.io import save_figure
 from effmarl.analysis.tables import TABLES
 from effmarl.config import ConfigError
 

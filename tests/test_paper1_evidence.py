@@ -244,7 +244,7 @@ def test_a_stamp_adds_only_its_own_lines_to_the_saved_image(tmp_path):
     import matplotlib.pyplot as plt
     from PIL import Image
 
-    from effmarl.analysis.common import stamp
+    from effmarl.analysis.io import stamp
 
     heights = []
     for reasons in ([], ["right panel: runs at or below the random policy's return, which ranks no k"]):

@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from matplotlib.container import BarContainer
 
-from effmarl.analysis.common import add_footer
 from effmarl.analysis.figures import (
     paper1_counters,
     paper1_end_to_end,
@@ -21,6 +20,7 @@ from effmarl.analysis.figures import (
     paper1_scaling,
     skeleton_returns,
 )
+from effmarl.analysis.io import add_footer
 from effmarl.analysis.tables import paper1_claims, paper1_sampling
 
 
@@ -250,7 +250,7 @@ def test_seed_count_labels_of_seven_one_seed_bars_do_not_overlap():
     and neighbouring labels ran into each other."""
     import matplotlib.pyplot as plt
 
-    from effmarl.analysis.common import bars
+    from effmarl.analysis.style import bars
 
     stats = pd.DataFrame({"iqm": [0.0] * 7, "iqm_lo": [float("nan")] * 7, "iqm_hi": [float("nan")] * 7,
                           "seeds": [1] * 7})

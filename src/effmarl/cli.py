@@ -109,7 +109,7 @@ def _check_out_stem(out: str) -> None:
 def _check_named_inputs(inputs: list[str], module, name: str) -> None:
     """The module's input roles first (a missing or unknown role is named), then every file behind them, then that
     the trained runs they hold come from one commit (metrics.require_one_commit)."""
-    from effmarl.analysis.common import input_paths, named_inputs, runs_of
+    from effmarl.analysis.io import input_paths, named_inputs, runs_of
     from effmarl.analysis.metrics import require_one_commit
 
     if hasattr(module, "INPUTS"):
@@ -138,8 +138,8 @@ def _check_inputs(paths: list[str]) -> None:
 
 
 def _cmd_figure(args) -> int:
-    from effmarl.analysis.common import save_figure
     from effmarl.analysis.figures import FIGURES
+    from effmarl.analysis.io import save_figure
 
     _check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
@@ -151,7 +151,7 @@ def _cmd_figure(args) -> int:
 
 
 def _cmd_table(args) -> int:
-    from effmarl.analysis.common import save_table
+    from effmarl.analysis.io import save_table
     from effmarl.analysis.tables import TABLES
 
     _check_out_stem(args.out)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from effmarl.analysis.common import ALGO_NAMES, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.style import ALGO_NAMES
 
 CAPTION = ("Test win rate of greedy QMIX-family agents on SMAX maps (jaxmarl's JAX re-implementation of SMAC, "
            "heuristic enemy) against environment steps; line = mean over seeds, band = 95 % bootstrap CI. "

@@ -6,17 +6,9 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.common import (
-    METHOD_ORDER,
-    algo_name,
-    bars,
-    map_name,
-    method_color,
-    method_name,
-    named_inputs,
-    read_tables,
-)
-from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.style import algo_name, bars, map_name, method_color, method_name
 
 CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
            "QMIX on 3s5z, dense included. Bar = IQM over seeds of the per-run mean test win rate of the last "

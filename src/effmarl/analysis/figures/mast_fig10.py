@@ -8,18 +8,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import (
-    OPTIONAL,
-    TICKET_NAMES,
-    bars,
-    draw_curve,
-    method_color,
-    named_inputs,
-    note,
-    read_optional,
-    read_tables,
-)
+from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import LAST_K, curves, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.style import TICKET_NAMES, bars, draw_curve, method_color, note
 
 TICKET = "cfg.sparse.ticket.kind"
 ORDER = ["random", "winning", "cheating"]

@@ -8,8 +8,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.common import OPTIONAL, algo_name, map_name, named_inputs, read_tables, shown_runs
-from effmarl.analysis.metrics import seeds_text
+from effmarl.analysis.io import OPTIONAL, named_inputs, read_tables
+from effmarl.analysis.metrics import seeds_text, shown_runs
+from effmarl.analysis.style import algo_name, map_name
 from effmarl.safeload import load_torch
 
 FIRST = "agent.fc1.weight"

@@ -8,8 +8,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import OPTIONAL, bars, named_inputs, read_optional, read_tables, shown_runs
-from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text, shown_runs
+from effmarl.analysis.style import bars
 
 ALLOCATION = "cfg.sparse.allocation"
 ALLOCATION_ORDER = ["learned", "equal", "by_type"]

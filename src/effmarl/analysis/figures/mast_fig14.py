@@ -4,7 +4,11 @@ order 2, ≤ 1/3 of the series), mean over seeds with a 95 % bootstrap band, see
 
 from __future__ import annotations
 
-from effmarl.analysis.common import learning_curves_figure, named_inputs
+import pandas as pd
+
+from effmarl.analysis.io import named_inputs, read_optional
+from effmarl.analysis.metrics import chosen_sparsity, learning_curve_runs
+from effmarl.analysis.style import learning_curves_figure
 
 ALGO = "ow_qmix"
 CAPTION = ("Paper 2, Figure 14: test win rate of OW-QMIX against environment steps on SMAX maps (not SMAC), "
@@ -19,4 +23,8 @@ INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
 
 
 def make(inputs: list[str]):
-    return learning_curves_figure(ALGO, named_inputs(inputs, INPUTS, "figure mast_fig14"))
+    named = named_inputs(inputs, INPUTS, "figure mast_fig14")
+    chosen = chosen_sparsity(pd.read_csv(named["selection"][0]))
+    data = learning_curve_runs(ALGO, {role: read_optional(named[role]) for role in ("dense", "sweep", "baselines")},
+                               chosen)
+    return learning_curves_figure(ALGO, data, chosen), (data if len(data) else None)

@@ -3,16 +3,9 @@
 
 from __future__ import annotations
 
-from effmarl.analysis.common import (
-    OPERATOR_NAMES,
-    OPERATOR_ORDER,
-    algo_name,
-    curve_panels,
-    map_name,
-    named_inputs,
-    operator_of,
-    read_tables,
-)
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.metrics import operator_of
+from effmarl.analysis.style import OPERATOR_NAMES, OPERATOR_ORDER, algo_name, curve_panels, map_name
 
 OPERATOR = "cfg.mellowmax.operator"
 CAPTION = ("Paper 2, Figure 16 on SMAX: MAST's test win rate with the max, softmax, Mellowmax and Soft Mellowmax "

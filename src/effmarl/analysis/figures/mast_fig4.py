@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.common import algo_name, map_name, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.style import algo_name, map_name
 
 N, SPARSITY = "cfg.rlx2.multi_step.n", "cfg.sparse.sparsity"
 CAPTION = ("Paper 2, Figure 4 on SMAX: win rate of RigL-QMIX with n-step targets against the multi-step length n, one "

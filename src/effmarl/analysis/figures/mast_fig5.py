@@ -6,16 +6,9 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.common import (
-    OPERATOR_NAMES,
-    OPERATOR_ORDER,
-    draw_curve,
-    named_inputs,
-    note,
-    operator_of,
-    read_tables,
-)
-from effmarl.analysis.metrics import curves
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.metrics import curves, operator_of
+from effmarl.analysis.style import OPERATOR_NAMES, OPERATOR_ORDER, draw_curve, note
 
 SHOWN = ["max", "soft_mellowmax"]
 CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellowmax in its targets. Left: test win "

@@ -4,7 +4,8 @@ one smoothed win-rate curve per buffer setting with a 95 % bootstrap band over s
 
 from __future__ import annotations
 
-from effmarl.analysis.common import curve_panels, method_name, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.style import curve_panels, method_name
 
 ENABLED = "cfg.mast.dual_buffer.enabled"
 CAPTION = ("Paper 2, Figure 6 on SMAX: test win rate with a single replay buffer vs MAST's dual buffer (B1:B2 "

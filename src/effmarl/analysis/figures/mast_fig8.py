@@ -10,16 +10,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import (
-    METHOD_ORDER,
-    algo_name,
-    map_name,
-    method_color,
-    method_name,
-    named_inputs,
-    read_tables,
-)
-from effmarl.analysis.metrics import LAST_K, final_win_rate, require_comparable, seed_stats, seeds_text
+from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, require_comparable, seed_stats, seeds_text
+from effmarl.analysis.style import algo_name, map_name, method_color, method_name
 from effmarl.config import ConfigError
 
 KEYS = ["cfg.algo", "cfg.env.map"]

@@ -18,8 +18,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.container import ErrorbarContainer
 
-from effmarl.analysis.common import SAMPLER_COLORS, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import counter_spread
+from effmarl.analysis.style import SAMPLER_COLORS
 
 CAPTION = ("Paper 1, Figure 4 (cache behaviour of the sampling phase): cache misses per sampled transition during "
            "the mini-batch sampling phase alone (R sampling rounds minus the same fill with 0 rounds), uniform vs "

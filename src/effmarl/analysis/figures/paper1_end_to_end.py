@@ -5,8 +5,9 @@ panel's limits widen to make room, `fit_labels_inside`)."""
 
 from __future__ import annotations
 
-from effmarl.analysis.common import fit_labels_inside, named_inputs, panels, read_tables, sampler_color
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct, run_totals, steady_state
+from effmarl.analysis.style import fit_labels_inside, panels, sampler_color
 
 CAPTION = ("Paper 1, Figure 5: end-to-end training time per run (sum of the timed training phases from the first "
            "update round on, so the warm-up does not dilute it), uniform vs neighbor sampling, by algorithm, storage "

@@ -14,7 +14,7 @@ import textwrap
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.common import named_inputs, read_tables, stamp
+from effmarl.analysis.io import named_inputs, read_tables, stamp
 from effmarl.analysis.metrics import random_floor
 from effmarl.analysis.metrics.ksweep import LINES, K, headline, per_run
 

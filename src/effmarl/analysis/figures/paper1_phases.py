@@ -12,8 +12,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import PHASE_COLORS, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import LEAF_PHASES, grid_keys, label, phase_seconds, steady_state
+from effmarl.analysis.style import PHASE_COLORS
 
 CAPTION = ("Paper 1, Figure 1 per run: share of training time per phase (action selection, environment step, "
            "buffer add, and the update phases sampling, target-Q, Q loss, P loss, target update), one bar per run "

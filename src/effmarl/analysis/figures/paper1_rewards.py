@@ -5,8 +5,9 @@ below that floor is stamped illustrative: "no degradation" between policies that
 
 from __future__ import annotations
 
-from effmarl.analysis.common import named_inputs, panels, read_tables, sampler_color, stamp
+from effmarl.analysis.io import named_inputs, read_tables, stamp
 from effmarl.analysis.metrics import bootstrap_ci, episode_returns, final_rewards, random_floor, smooth
+from effmarl.analysis.style import panels, sampler_color
 
 CAPTION = ("Paper 1, Figure 6: predators' return per episode (summed over the predators) vs episode, uniform vs "
            "neighbor sampling, mean over seeds with a 95 % percentile bootstrap band (2 000 resamples of seeds; a "

@@ -10,8 +10,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import fit_labels_inside, named_inputs, read_tables, sampler_color
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct
+from effmarl.analysis.style import fit_labels_inside, sampler_color
 
 CAPTION = ("Paper 1, Figure 3: mini-batch sampling phase per update round (per_agent mode: N × [draw B indices, "
            "gather all N agents]), median with quartiles over interleaved rounds, uniform vs neighbor sampling on the "

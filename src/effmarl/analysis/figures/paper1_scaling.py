@@ -12,7 +12,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.common import PHASE_COLORS, named_inputs, read_tables, stamp
+from effmarl.analysis.io import named_inputs, read_tables, stamp
 from effmarl.analysis.metrics import (
     LEAF_PHASES,
     UPDATE_PHASES,
@@ -22,6 +22,7 @@ from effmarl.analysis.metrics import (
     shortfalls,
     steady_state,
 )
+from effmarl.analysis.style import PHASE_COLORS
 
 CAPTION = ("Paper 1, Figures 1 and 2: training time by phase vs agent count N (left: share of total training "
            "time; right: share of 'update all trainers' per sub-phase), per algorithm, reference storage with uniform "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import team_returns
 
 CAPTION = ("Episode return of a uniform random policy on MPE predator-prey (mpe2 simple_tag_v3), summed "

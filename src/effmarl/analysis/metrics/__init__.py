@@ -1,12 +1,14 @@
 """The metrics layer at the bottom of the analysis floor: run identity (`runs`), statistics, smoothing and
 normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`), paper-1 phase metrics
-(`phases`) and episode-return metrics (`rewards`). Figures and tables import from here (and from `analysis.common`
-for reading inputs and saving), never from each other."""
+(`phases`) and episode-return metrics (`rewards`): whatever selects or computes data, as opposed to drawing it.
+Figures and tables import from here (and from `analysis.io` for reading inputs and saving, `analysis.style` for
+colours, names and drawing helpers), never from each other; nothing here imports from those."""
 
 from effmarl.analysis.metrics.counters import counter_difference, counter_spread
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
+                                             METHOD_ORDER,
                                              ablation,
                                              chosen_sparsity,
                                              curves,
@@ -14,6 +16,8 @@ from effmarl.analysis.metrics.mast import (
                                              final_win_rate,
                                              flops_averages,
                                              interval_text,
+                                             learning_curve_runs,
+                                             operator_of,
                                              require_comparable,
                                              seed_stats,
                                              seeds_text,
@@ -45,6 +49,7 @@ from effmarl.analysis.metrics.rewards import (
                                              team_returns,
 )
 from effmarl.analysis.metrics.runs import (
+                                             RUN_COLUMNS,
                                              RUN_ID,
                                              config_columns,
                                              grid_keys,
@@ -54,6 +59,7 @@ from effmarl.analysis.metrics.runs import (
                                              require_one_commit,
                                              run_columns,
                                              runs,
+                                             shown_runs,
 )
 from effmarl.analysis.metrics.stats import (
                                              bootstrap_ci,
@@ -67,8 +73,9 @@ from effmarl.analysis.metrics.stats import (
                                              smooth,
 )
 
-__all__ = ["FINAL_FRACTION", "LAST_K", "ablation", "chosen_sparsity", "curves", "evaluations", "final_win_rate",
-           "flops_averages", "interval_text",
+__all__ = ["FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "chosen_sparsity", "curves",
+           "evaluations", "final_win_rate",
+           "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
            "used_delta_m",

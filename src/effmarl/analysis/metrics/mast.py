@@ -1,5 +1,6 @@
 """Paper-2 (MAST) metrics: the per-run win-rate statistic, its aggregate over seeds, learning curves aligned on the
-evaluation grid, the sparsity selection, Table 1's cells and the per-algorithm FLOPs averages.
+evaluation grid, the sparsity selection, Table 1's cells and the per-algorithm FLOPs averages, the runs each
+learning-curve figure shows, and each run's target operator.
 
 The statistic (paper 2, Table 1): per run, the mean test win rate of its last K evaluations (K = 20 in the paper,
 i.e. its final 10 % of training; here min(K, available) within the run's final 10 %); across seeds, the
@@ -207,6 +208,31 @@ def chosen_sparsity(selection: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+def learning_curve_runs(algo: str, frames: dict[str, pd.DataFrame | None],
+                        chosen: pd.DataFrame | None) -> pd.DataFrame:
+    """Paper 2, Figures 13-15: the metrics rows of one algorithm's runs, one method per run: dense from `frames`
+    ["dense"] (mast_dense), MAST from ["sweep"] (mast_sweep), baselines from ["baselines"] (mast_table1; a role that is
+    None is left out). Sweep and baseline runs are kept only at the `chosen` sparsity (`chosen_sparsity`) of their
+    (algo, map) cell, where one is given."""
+    parts = []
+    for role in ("dense", "sweep", "baselines"):
+        if frames.get(role) is None:
+            continue
+        frame = frames[role]
+        frame = frame[frame[ALGO] == algo].copy()
+        if role == "dense":
+            frame[METHOD] = "dense"
+        elif role == "sweep":
+            frame[METHOD] = "mast"
+        if role != "dense" and chosen is not None and len(frame):
+            frame["_s"] = _key(frame, SPARSITY)
+            frame = frame.merge(chosen.rename(columns={"algo": ALGO, "map": MAP, "sparsity": "_s"})
+                                [[ALGO, MAP, "_s"]], on=[ALGO, MAP, "_s"])
+            frame = frame.drop(columns="_s")
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
 def _with_ratios(final: pd.DataFrame, sparsity: pd.DataFrame | None) -> pd.DataFrame:
     if sparsity is None or sparsity.empty:
         return final.assign(**{c: np.nan for c in RATIO_COLUMNS + ["dense_size"]})
@@ -317,3 +343,19 @@ def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.Data
     table["default"] = default
     table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["iqm_lo"], table["iqm_hi"], strict=True)]
     return table
+
+
+def operator_of(frame: pd.DataFrame) -> pd.Series:
+    """The target operator of each row: cfg.mellowmax.operator where present; otherwise from cfg.mellowmax.enabled
+    (true -> Soft Mellowmax, false -> max; unset -> on for MAST only, the config's default)."""
+    if "cfg.mellowmax.operator" in frame:
+        return frame["cfg.mellowmax.operator"].astype(str)
+    method = frame.get(METHOD, pd.Series("", index=frame.index))
+    enabled = frame.get("cfg.mellowmax.enabled", pd.Series(None, index=frame.index, dtype=object))
+
+    def one(e, m):
+        if e is None or (isinstance(e, float) and e != e):
+            return "soft_mellowmax" if m == "mast" else "max"
+        return "soft_mellowmax" if str(e).lower() in ("true", "1") else "max"
+
+    return pd.Series([one(e, m) for e, m in zip(enabled, method, strict=True)], index=frame.index)

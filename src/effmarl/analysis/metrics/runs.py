@@ -13,11 +13,18 @@ RUN_ID = ["cfg.study", "run_id"]
 MEASUREMENTS = {"paper1_micro"}
 # Columns that describe where a run came from rather than what it is (never plotted as an axis).
 BOOKKEEPING = {"cfg.study", "cfg.profile", "cfg.threads"}
+# What names a run where an output says which runs it was made from (its footer and provenance sidecar).
+RUN_COLUMNS = ["run_id", "git_commit", "cfg.study", "cfg.profile"]
 
 
 def run_columns(frame: pd.DataFrame) -> list[str]:
     """The identity columns present in `frame` (run_id alone for tables without a study column)."""
     return [c for c in RUN_ID if c in frame]
+
+
+def shown_runs(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    """`frame` for the footer naming the runs, or None where it lacks the run identity columns."""
+    return frame if frame is not None and set(RUN_COLUMNS) <= set(frame.columns) and len(frame) else None
 
 
 def config_columns(frame: pd.DataFrame) -> list[str]:

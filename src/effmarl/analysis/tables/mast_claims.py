@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.common import OPTIONAL, algo_name, map_name, named_inputs, read_optional
+from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
     chosen_sparsity,
@@ -22,6 +22,7 @@ from effmarl.analysis.metrics import (
     seed_stats,
     table1_cells,
 )
+from effmarl.analysis.style import algo_name, map_name
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "

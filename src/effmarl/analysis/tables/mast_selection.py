@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import LAST_K, select_sparsity
 
 CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map, MAST's win rate at every swept "

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import algo_name, map_name, method_name, named_inputs, read_optional, read_tables
+from effmarl.analysis.io import named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import LAST_K, flops_averages, table1_cells
+from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within SMAX). Per algorithm, map and method "
            "at the sparsity chosen for the cell (highest MAST sparsity within 3 % of dense): size and FLOPs as "

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import algo_name, map_name, method_name, named_inputs, read_optional, read_tables
+from effmarl.analysis.io import named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import LAST_K, interval_text, table1_cells
+from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
            "of the last min(20, available) evaluations in the final 10 % of training; mean ± std (ddof 1) over "

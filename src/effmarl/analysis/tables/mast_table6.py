@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import LAST_K, ablation
 
 KEY = "cfg.mast.td_lambda.burn_in_fraction"

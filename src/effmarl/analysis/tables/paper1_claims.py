@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from effmarl.analysis.common import named_inputs
+from effmarl.analysis.io import named_inputs
 from effmarl.analysis.metrics import (
     RUN_ID,
     bootstrap_ci,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct, grid_keys, sampling_per_round
 
 CAPTION = ("Paper 1, Figure 3 measured inside training: mini-batch sampling phase per update round (ms), one row per "

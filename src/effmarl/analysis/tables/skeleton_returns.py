@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.common import named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import team_returns
 
 CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."

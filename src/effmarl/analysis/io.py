@@ -1,0 +1,154 @@
+"""A figure's or table's inputs and outputs: reading its named inputs, and saving it atomically, as PDF + PNG (CSV +
+Markdown for tables), each with a provenance sidecar, and on a figure the marks that record what it was made from
+(the footer naming the runs, the ILLUSTRATIVE stamp).
+
+What belongs here: parsing `role=path` arguments, reading study tables, and everything written with an output that
+records where it came from. Colours, names and drawing helpers are `analysis.style`; what is selected or computed
+from the data is `analysis.metrics`.
+
+Inputs are named: the workflow passes `role=path` arguments (e.g. `phases=results/paper1/phases.summary.parquet`)
+and each module declares its roles in `INPUTS`; nothing is recognised from a file name or a column."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # figures are written to files, never shown: no display needed
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from effmarl import provenance  # noqa: E402
+from effmarl.analysis.metrics.runs import RUN_COLUMNS  # noqa: E402
+from effmarl.config import ConfigError  # noqa: E402
+from effmarl.io import write_json, write_text, write_with  # noqa: E402
+
+
+def named_inputs(inputs: list[str], roles: dict[str, str], name: str = "", required: bool = True
+                 ) -> dict[str, list[str]]:
+    """`role=path` arguments -> {role: [paths]} for the roles a module declares in `roles` ({role: what it is}).
+    Every role must be given at least once (unless not `required`, or its description starts with "optional: ");
+    an unknown role or a bare path is a one-line
+    error naming it."""
+    found: dict[str, list[str]] = {role: [] for role in roles}
+    errors = []
+    for arg in inputs:
+        role, sep, path = str(arg).partition("=")
+        if not sep and len(roles) == 1:  # a module with one input role takes bare paths
+            role, sep, path = next(iter(roles)), "=", str(arg)
+        if not sep or role not in roles:
+            errors.append(f"input {arg!r}: expected ROLE=PATH with ROLE one of {', '.join(roles)}")
+        else:
+            found[role].append(path)
+    errors += [f"input role {role!r} ({what}) not given" for role, what in roles.items()
+               if required and not found[role] and not is_optional(what)]
+    if errors:
+        raise ConfigError(errors, f"effmarl {name}".strip())
+    return found
+
+
+OPTIONAL = "optional: "  # a role whose description starts so may be left out (it is then an empty list)
+
+
+def is_optional(description: str) -> bool:
+    return str(description).startswith(OPTIONAL)
+
+
+def input_paths(inputs: list[str]) -> list[str]:
+    """The paths of `role=path` (or bare path) arguments."""
+    return [str(a).partition("=")[2] if "=" in str(a) else str(a) for a in inputs]
+
+
+def read_tables(paths: list[str]) -> pd.DataFrame:
+    """Parquet tables, concatenated."""
+    return pd.concat([pd.read_parquet(p) for p in paths], ignore_index=True)
+
+
+def read_optional(paths: list[str]) -> pd.DataFrame | None:
+    """Parquet tables concatenated, or None where a role was given no file."""
+    return read_tables(paths) if paths else None
+
+
+def runs_of(inputs: list[str]) -> pd.DataFrame | None:
+    """The run identity columns of the study tables among `inputs` (None if none are study tables)."""
+    frames = []
+    for path in input_paths(inputs):
+        if str(path).endswith(".parquet"):
+            try:
+                frames.append(pd.read_parquet(path, columns=RUN_COLUMNS).drop_duplicates())
+            except (KeyError, ValueError):
+                continue  # not a study table
+    return pd.concat(frames, ignore_index=True) if frames else None
+
+
+def source_line(summary: pd.DataFrame) -> str:
+    """'runs: <study> (<n> runs, profile <p>, commit <c>)' for a figure footer."""
+    parts = []
+    for study, group in summary.groupby("cfg.study"):
+        commits = sorted({str(c)[:10] for c in group["git_commit"].dropna()}) or ["unknown"]
+        profiles = sorted(set(group["cfg.profile"]))
+        parts.append(f"{study} ({group['run_id'].nunique()} runs, profile {'/'.join(profiles)}, "
+                     f"commit {'/'.join(commits)})")
+    return "runs: " + "; ".join(parts)
+
+
+def _sidecar(out_stem: Path, kind: str, name: str, caption: str, inputs: list[str],
+             shown: pd.DataFrame | None) -> None:
+    extra = {"kind": kind, "name": name, "caption": caption, "named_inputs": list(map(str, inputs)),
+             "source_runs": source_line(shown) if shown is not None else None}
+    write_json(out_stem.with_suffix(".provenance.json"), provenance.record(inputs=input_paths(inputs), extra=extra))
+
+
+def add_footer(fig, summary: pd.DataFrame | None) -> None:
+    """The runs footer, placed below everything already drawn (axis labels and legends below the axes included),
+    so that it never sits under a legend."""
+    if summary is None:
+        return
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [a.get_tightbbox(renderer) for a in fig.axes] + [lg.get_window_extent(renderer) for lg in fig.legends]
+    bottom = min([b.y0 for b in boxes if b is not None] + [0.0])
+    y = (bottom - 4) / fig.bbox.height  # figure fraction; negative is fine, savefig(bbox_inches="tight") grows
+    # wrapped to the figure's width (a 6 pt character is ~3.3 pt wide): one long line would widen the saved
+    # figure (bbox_inches="tight") and leave a one-panel figure half empty
+    width = max(60, int(fig.get_figwidth() * 72 / 3.3))
+    fig.text(0.01, y, textwrap.fill(source_line(summary), width), fontsize=6, color="0.4", ha="left", va="top")
+
+
+def stamp(fig, reasons: list[str]) -> None:
+    """'ILLUSTRATIVE: <reasons>' across the top of a figure whose runs cannot support or refute the claim it
+    illustrates (too few seeds or update rounds, a budget where nothing learned …): the image says so itself."""
+    if reasons:
+        # wrapped here to the figure's width (a bold 8 pt character is ~5 pt wide), not by matplotlib's wrap=True:
+        # that measures the line before bbox_inches="tight" crops and leaves a column of blank canvas above
+        width = max(40, int(fig.get_figwidth() * 72 / 5.0))
+        fig.text(0.5, 1.0, textwrap.fill("ILLUSTRATIVE: " + "; ".join(reasons), width), ha="center", va="bottom",
+                 fontsize=8, color="#b00000", fontweight="bold")
+
+
+def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFrame | None = None, *,
+                name: str = "", caption: str = "") -> list[Path]:
+    """Write <out_stem>.pdf, .png and .provenance.json (with the caption); the footer names the source runs."""
+    out_stem = Path(out_stem)
+    add_footer(fig, summary)
+    written = []
+    for ext in ("pdf", "png"):
+        target = out_stem.with_suffix(f".{ext}")
+        write_with(target, lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
+        written.append(target)
+    plt.close(fig)
+    _sidecar(out_stem, "figure", name, caption, inputs, summary)
+    return written
+
+
+def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str], *, name: str = "",
+               caption: str = "") -> list[Path]:
+    """Write <out_stem>.csv, .md (caption above the table) and .provenance.json."""
+    out_stem = Path(out_stem)
+    csv = write_text(out_stem.with_suffix(".csv"), table.to_csv(index=False))
+    header = f"{caption}\n\n" if caption else ""
+    md = write_text(out_stem.with_suffix(".md"), header + table.to_markdown(index=False) + "\n")
+    _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs))
+    return [csv, md]
