@@ -31,8 +31,11 @@ What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=..., uni
   - `guard_finite(phase, step, tree)` / `check_value(phase, step, name, value)`: a NaN/Inf in parameters,
     a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
     kept because nothing is saved after it;
-  - seeds: `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy
-    Generator per purpose) and `episode_seed(seed, index)` (environment reset seeds); one derivation for all;
+  - seeds, one derivation for every stack (each function's docstring gives its formula):
+    `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy Generator
+    per purpose), `episode_seed(seed, index)` (the reset seed of training episode `index`: paper 1's loop, the
+    random policy, the QMIX family) and `evaluation_seed(seed, index)` (the reset seed of evaluation episode
+    `index`, the QMIX family's greedy evaluations);
     `global_rng_states()` / `set_global_rng_states(states)`: the global generators' states as data.
 A payload is read back as data only (`effmarl.safeload.load_torch`: tensors, numbers, strings, lists, dicts and
 the few types in `safeload.SAFE_GLOBALS`), so a run state holds nothing else; one that does not load so — a
@@ -97,8 +100,22 @@ def stream_rng(seed: int, stream: int) -> np.random.Generator:
 
 
 def episode_seed(seed: int, index: int) -> int:
-    """The environment reset seed of episode (or collection round) `index`."""
+    """The environment reset seed of training episode `index` (0, 1, …, counted over the run) of run seed `seed`:
+    `seed · 100_003 + index`. A round of E environment copies that starts at episode e resets with
+    `episode_seed(seed, e)` and the env seeds copy j with that + j, which is `episode_seed(seed, e + j)`: the
+    copies play episodes e … e + E − 1. Paper 1's loop, the random policy and the QMIX family alike."""
     return seed * 100_003 + index
+
+
+EVALUATION_EPISODES_FROM = 2**30  # evaluation episode i is played as training episode 2**30 + i would be
+
+
+def evaluation_seed(seed: int, index: int) -> int:
+    """The environment reset seed of evaluation episode `index` (0, 1, …, counted over all of the run's
+    evaluations; an evaluation of E copies that starts at episode i resets with `evaluation_seed(seed, i)`, copy
+    j with that + j): `episode_seed(seed, 2**30 + index)` = `seed · 100_003 + 2**30 + index`. Far past any
+    training budget, so an evaluation never replays a training episode's start."""
+    return episode_seed(seed, EVALUATION_EPISODES_FROM + index)
 
 
 def global_rng_states() -> dict:

@@ -13,7 +13,9 @@
                a seed that spent its budget writes its outputs and leaves
 The run harness (effmarl.harness) runs it: one `Process` (device, stop signals) for all seeds, a `Run` per seed
 (its checkpoint store: refused checkpoints, resume). The end of a round is the safe point: after SIGTERM/SIGINT
-every unfinished seed saves there, then the process stops (exit 128 + signal), for 1 seed as for S.
+every unfinished seed saves there, then the process stops (exit 128 + signal), for 1 seed as for S. Reset seeds
+come from the harness too: copy j of the round that starts at the seed's episode e plays episode e + j
+(`harness.episode_seed`), evaluation copies the next evaluation episodes (`harness.evaluation_seed`).
 Each seed writes its own run directory (metrics, phases, model, accounting), so downstream tables see ordinary
 runs; its phases rows are the shared loop's time (column lockstep_seeds says how many seeds shared it).
 """
@@ -130,10 +132,12 @@ class SeedRun:
 
     # ---- per round ---------------------------------------------------------------------------------------
     def env_seed(self) -> int:
-        return (self.cfg["seed"] * 1_000_003 + self.counters["rounds"] * self.q["num_envs"]) % 2**31
+        """The reset seed of this round's episode batch (copy j: + j), the harness's for its first episode."""
+        return harness.episode_seed(self.cfg["seed"], self.counters["episodes"])
 
     def eval_seed(self) -> int:
-        return (1_000_003 * (self.cfg["seed"] + 1) + 7919 * self.counters["evaluations"] + 2**30) % 2**31
+        """The reset seed of the next evaluation's episodes (copy j: + j), the harness's for its first one."""
+        return harness.evaluation_seed(self.cfg["seed"], self.counters["evaluations"] * self.q["eval_episodes"])
 
     def epsilon(self) -> float:
         return epsilon(self.schedule, self.counters["env_steps"])
