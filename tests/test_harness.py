@@ -221,25 +221,100 @@ def test_cuda_without_a_gpu_is_one_line_naming_the_field():
     assert harness.resolve_device("auto").type == "cpu"
 
 
-def test_seed_derivation_is_the_one_the_loops_used():
-    assert harness.episode_seed(3, 5) == 3 * 100_003 + 5
-    assert harness.stream_rng(7, 1).integers(1 << 30) == np.random.default_rng([7, 1]).integers(1 << 30)
+STREAM_7_1 = 934434611  # harness.stream_rng(7, 1)'s first draw below 2**30, as published paper-1 runs drew it
 
 
-@pytest.mark.parametrize("algo", ["random", "maddpg"])
-def test_the_episode_loops_take_their_reset_seeds_from_the_harness(tmp_path, monkeypatch, algo):
-    """One derivation: the random policy and the off-policy loop reset episode e with harness.episode_seed(seed, e)
-    (the random policy once restated the formula inline)."""
+def test_paper1s_published_reset_seeds_stay_and_evaluations_never_replay_a_training_start():
+    """Paper 1's published runs were played with these reset seeds and sampler stream (pinned values: a change of
+    the derivation changes every paper-1 episode); an evaluation episode of any of 1000 seeds never starts where a
+    training episode (up to 100_003 per seed) of any of them does."""
+    assert [harness.episode_seed(3, e) for e in (0, 5)] == [300_009, 300_014]
+    assert int(harness.stream_rng(7, 1).integers(1 << 30)) == STREAM_7_1
+    last_training = max(harness.episode_seed(s, 100_002) for s in range(1000))
+    assert min(harness.evaluation_seed(s, 0) for s in range(1000)) > last_training
+
+
+def record_resets(monkeypatch) -> list[list[int]]:
+    """The seeds every environment copy is reset with, one list per reset, in order: `env.reset(seed)` of the
+    env adapters (copy j gets seed + j, the adapters' contract) and the copy seeds the jitted SMAX program
+    resets with (a row per seed)."""
+    from effmarl.algos.qmix import smax_runner
+    from effmarl.envs.mpe import MPEPredatorPrey
+    from effmarl.envs.mpe_vec import VectorPredatorPrey
+    from effmarl.envs.smax import SMAXEnv
+
+    resets: list[list[int]] = []
+    for cls in (MPEPredatorPrey, VectorPredatorPrey, SMAXEnv):
+        def reset(self, seed=None, _real=cls.reset):
+            if seed is not None:
+                resets.append([seed + j for j in range(self.num_envs)])
+            return _real(self, seed)
+        monkeypatch.setattr(cls, "reset", reset)
+    build = smax_runner.build_rollout
+
+    def recording_build(*args):
+        program = build(*args)
+
+        def run(params, copy_seeds, env_seed, epsilon):
+            resets.extend(np.asarray(copy_seeds).astype(int).tolist())
+            return program(params, copy_seeds, env_seed, epsilon)
+        return run
+
+    monkeypatch.setattr(smax_runner, "build_rollout", recording_build)
+    return resets
+
+
+STACKS = {  # paper 1's loop and the random policy on 2 MPE copies, the QMIX family on SMAX (its jitted runner)
+    "random": {"env": {"backend": "mpe", "n_agents": 3, "num_envs": 2}, "budget": {"episodes": 4}},
+    "maddpg": {"env": {"backend": "mpe", "n_agents": 3, "num_envs": 2}, "budget": {"episodes": 4},
+               "offpolicy": {"batch_size": 16, "warmup": 40, "update_every": 10, "checkpoint_every": 0,
+                             "hidden": [8, 8]}},
+    "qmix": {"env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 60},
+             "qmix": {"num_envs": 2, "eval_episodes": 3, "batch_size": 2, "buffer_size": 8, "eval_every": 30,
+                      "checkpoint_every": 1000, "target_update_interval": 4, "rnn_hidden_dim": 8,
+                      "mixing_embed_dim": 4, "hypernet_embed": 8}},
+}
+
+
+@pytest.mark.parametrize("algo", list(STACKS))
+def test_every_stack_resets_its_episodes_with_the_seeds_the_harness_derives(tmp_path, monkeypatch, algo):
+    """One derivation: every stack — the random policy, paper 1's off-policy loop, the QMIX family — resets its
+    training episodes 0, 1, 2, … (the copies of a round: consecutive episodes) with harness.episode_seed, and the
+    QMIX family its evaluation episodes with harness.evaluation_seed, through the harness (a stack that restated a
+    formula inline would make no call). The expected seeds come from the harness's functions alone."""
+    import pandas as pd
+
     from effmarl.config import validate
     from effmarl.train import train
 
-    calls, derive = [], harness.episode_seed
-    monkeypatch.setattr(harness, "episode_seed", lambda seed, index: calls.append((seed, index)) or derive(seed, index))
-    cfg = validate({"study": "seeds", "algo": algo, "seed": 4, "env": {"backend": "mpe", "n_agents": 3},
-                    "budget": {"episodes": 3}, "offpolicy": {"batch_size": 16, "warmup": 40, "update_every": 10,
-                                                             "checkpoint_every": 0, "hidden": [8, 8]}}, part="run")
+    returned = set()
+
+    def recorded(real):
+        def derive(seed, index):
+            returned.add(value := real(seed, index))
+            return value
+        return derive
+
+    for name in ("episode_seed", "evaluation_seed"):
+        monkeypatch.setattr(harness, name, recorded(getattr(harness, name)))
+    resets = record_resets(monkeypatch)
+    cfg = validate({"study": "seeds", "algo": algo, "seed": 4, **STACKS[algo]}, part="run")
     train(cfg, tmp_path / algo)
-    assert calls == [(4, 0), (4, 1), (4, 2)]
+    monkeypatch.undo()  # from here on the harness's own functions
+
+    metrics = pd.read_parquet(tmp_path / algo / "metrics.parquet")
+    if algo == "qmix":
+        copies, evaluation_copies = cfg["qmix"]["num_envs"], cfg["qmix"]["eval_episodes"]
+        episodes, evaluations = int(metrics["episodes"].iloc[-1]), int(metrics["test_win_rate"].notna().sum())
+    else:
+        copies, evaluation_copies = cfg["env"]["num_envs"], None
+        episodes, evaluations = int(metrics["episode"].max()) + 1, 0
+    training = [seed for r in resets if len(r) == copies for seed in r]
+    evaluation = [seed for r in resets if len(r) == evaluation_copies for seed in r]
+    assert episodes > copies and (algo != "qmix" or evaluations >= 2)
+    assert training == [harness.episode_seed(4, e) for e in range(episodes)]
+    assert evaluation == [harness.evaluation_seed(4, i) for i in range(evaluations * (evaluation_copies or 0))]
+    assert {r[0] for r in resets} <= returned  # every reset's first seed came from a call of the harness
 
 
 def test_guard_does_not_stop_finite_parameters_whose_sum_overflows():

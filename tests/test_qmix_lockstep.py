@@ -124,3 +124,56 @@ def test_lockstep_run_equals_separate_runs(tmp_path):
             assert torch.equal(mask, masks[1]["online"]["topology"]["masks"][name])
     first, second = (pd.read_parquet(tmp_path / f"lock{s}" / "metrics.parquet") for s in (3, 4))
     assert not first["train_return"].equals(second["train_return"])  # the seeds really differ
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n_seeds", [1, 2])
+def test_sigterm_saves_every_seed_at_the_rounds_end_and_the_resumed_run_equals_the_uninterrupted_one(
+        tmp_path, monkeypatch, n_seeds):
+    """The harness's safe point for 1 seed and for S seeds in one process: SIGTERM during a round is noted, every
+    unfinished seed saves at the round's end, then the process stops (exit 128 + 15, one line); the same command
+    resumes each seed to what an uninterrupted run writes."""
+    import importlib
+    import json
+    import os
+    import signal
+
+    from effmarl import harness
+    from effmarl.runs import RunDir
+
+    loop = importlib.import_module("effmarl.algos.qmix.run")  # the module (the package's `run` is the function)
+    cfgs = []
+    for seed in (3, 4)[:n_seeds]:
+        cfg = short_cfg(seed, "dense")
+        cfg["budget"]["env_steps"], cfg["qmix"]["eval_every"] = 250, 125  # > 2 rounds of 2 × 60 steps
+        cfgs.append(cfg)
+
+    def train(name):
+        return loop.run_lockstep(copy.deepcopy(cfgs), [RunDir(tmp_path / f"{name}{c['seed']}", c) for c in cfgs])
+
+    assert all(train("whole"))
+    collect, rounds = loop.collect_round, []
+
+    def collect_then_signal(seeds, runner, active):
+        rounds.append(len(rounds))
+        if len(rounds) == 2:  # arrives mid-round: the round finishes, then the safe point acts on it
+            os.kill(os.getpid(), signal.SIGTERM)
+        return collect(seeds, runner, active)
+
+    monkeypatch.setattr(loop, "collect_round", collect_then_signal)
+    with pytest.raises(harness.Interrupted) as err:
+        train("stopped")
+    monkeypatch.undo()
+    assert err.value.exit_code == 128 + signal.SIGTERM and len(rounds) == 2
+    assert "stopped by SIGTERM at the end of a collection round" in str(err.value) and "\n" not in str(err.value)
+    for cfg in cfgs:
+        run_dir = tmp_path / f"stopped{cfg['seed']}"
+        manifest = json.loads((run_dir / "checkpoint" / "checkpoint.json").read_text())
+        assert 0 < manifest["progress"] < 250 and not (run_dir / "metrics.parquet").exists()
+    assert all(train("stopped"))  # the same command again
+    for cfg in cfgs:
+        whole, resumed = (pd.read_parquet(tmp_path / f"{k}{cfg['seed']}" / "metrics.parquet").drop(columns=["wall_s"])
+                          for k in ("whole", "stopped"))
+        pd.testing.assert_frame_equal(whole, resumed)
+        a, b = (torch.load(tmp_path / f"{k}{cfg['seed']}" / "model.pt") for k in ("whole", "stopped"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)

@@ -67,7 +67,7 @@ def ticket_cfg(kind, source_path, seed=SEED, **changes):
 
 
 def seed_run(cfg, spec, tmp_path):
-    return SeedRun(copy.deepcopy(cfg), RunDir(tmp_path / "run", cfg), spec, torch.device("cpu"), PhaseTimer())
+    return SeedRun(copy.deepcopy(cfg), RunDir(tmp_path / "run", cfg), spec, harness.Process("cpu"), PhaseTimer())
 
 
 def test_winning_ticket_starts_from_the_source_masks_and_its_initialisation(source, spec, tmp_path):

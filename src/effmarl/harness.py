@@ -5,10 +5,14 @@ What a stack (the off-policy loop of paper 1, the QMIX family of paper 2) provid
     `load_state_dict(dict)` that together restore the run bit for bit (networks, optimisers, RNG states,
     replay storage, counters, metrics and phase rows so far — everything written at the end);
   - a progress count in its budget unit (`episodes` or `env_steps`) and the budget field's name and value;
-  - safe points in its loop (end of an episode or of a collection round) where it calls `Run.checkpoint_due`.
-What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=...)`):
-  - `run.device` (`resolve_device`: `auto` picks cuda when present; `cuda` without a GPU is a one-line
-    ConfigError, raised before the run directory exists because `train` resolves it first);
+  - safe points in its loop (end of an episode or of a collection round) where it calls `Run.checkpoint_due`
+    (S seeds in lockstep: each seed's `Run.save_due`, then `Process.stop_if_requested`).
+What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=..., unit=...)`):
+  - `run.process`: what the runs of one process share — `run.device` (`resolve_device`: `auto` picks cuda when
+    present; `cuda` without a GPU is a one-line ConfigError, raised before the run directory exists because
+    `train` resolves it first) and the stop signals (SIGTERM/SIGINT). A run on its own makes its own `Process`
+    (`with run:` installs the handlers); S seeds in lockstep (the QMIX family) share one: `with Process(device)
+    as process:` and each seed's `Run(..., process=process)`;
   - `run.restore(state)`: loads the run directory's checkpoint into `state` if there is one and returns its
     progress (else None). The checkpoint is refused — never loaded, never overwritten — with a one-line
     `CheckpointError` naming the file and how to start afresh when its checksum, format version or manifest
@@ -18,15 +22,20 @@ What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=...)`):
     manifest (format version, payload name, sha256, progress, resume key, its own checksum) is written
     atomically: the manifest's rename is the commit, so a kill at any moment leaves the previous
     checkpoint or the new one, never a mix; the previous payload is removed after the commit;
-  - `run.checkpoint_due(state, progress, periodic)`: saves when `periodic` or when SIGTERM/SIGINT arrived
-    since the last safe point, then raises `Interrupted` (exit 128 + signal, one line) in the latter case;
-    a second signal stops at once (the last checkpoint stays valid);
+  - the safe point: `run.checkpoint_due(state, progress, periodic)` saves when `periodic` or when SIGTERM/SIGINT
+    arrived since the last safe point, then raises `Interrupted` (exit 128 + signal, one line) in the latter
+    case. S runs in lockstep split it: each run saves `if run.save_due(periodic)`, then, once every run has
+    saved, `process.stop_if_requested(...)` stops them all. A second signal stops at once (the last checkpoint
+    stays valid);
   - on start, stray temporary files of writes killed earlier (and payloads no manifest names) are removed;
   - `guard_finite(phase, step, tree)` / `check_value(phase, step, name, value)`: a NaN/Inf in parameters,
     a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
     kept because nothing is saved after it;
-  - seeds: `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy
-    Generator per purpose) and `episode_seed(seed, index)` (environment reset seeds); one derivation for all;
+  - seeds, one derivation for every stack (each function's docstring gives its formula):
+    `seed_everything(seed)` (python, numpy, torch), `stream_rng(seed, stream)` (an independent numpy Generator
+    per purpose), `episode_seed(seed, index)` (the reset seed of training episode `index`: paper 1's loop, the
+    random policy, the QMIX family) and `evaluation_seed(seed, index)` (the reset seed of evaluation episode
+    `index`, the QMIX family's greedy evaluations);
     `global_rng_states()` / `set_global_rng_states(states)`: the global generators' states as data.
 A payload is read back as data only (`effmarl.safeload.load_torch`: tensors, numbers, strings, lists, dicts and
 the few types in `safeload.SAFE_GLOBALS`), so a run state holds nothing else; one that does not load so — a
@@ -91,8 +100,22 @@ def stream_rng(seed: int, stream: int) -> np.random.Generator:
 
 
 def episode_seed(seed: int, index: int) -> int:
-    """The environment reset seed of episode (or collection round) `index`."""
+    """The environment reset seed of training episode `index` (0, 1, …, counted over the run) of run seed `seed`:
+    `seed · 100_003 + index`. A round of E environment copies that starts at episode e resets with
+    `episode_seed(seed, e)` and the env seeds copy j with that + j, which is `episode_seed(seed, e + j)`: the
+    copies play episodes e … e + E − 1. Paper 1's loop, the random policy and the QMIX family alike."""
     return seed * 100_003 + index
+
+
+EVALUATION_EPISODES_FROM = 2**30  # evaluation episode i is played as training episode 2**30 + i would be
+
+
+def evaluation_seed(seed: int, index: int) -> int:
+    """The environment reset seed of evaluation episode `index` (0, 1, …, counted over all of the run's
+    evaluations; an evaluation of E copies that starts at episode i resets with `evaluation_seed(seed, i)`, copy
+    j with that + j): `episode_seed(seed, 2**30 + index)` = `seed · 100_003 + 2**30 + index`. Far past any
+    training budget, so an evaluation never replays a training episode's start."""
+    return episode_seed(seed, EVALUATION_EPISODES_FROM + index)
 
 
 def global_rng_states() -> dict:
@@ -206,25 +229,54 @@ def check_value(phase: str, step: int, name: str, value) -> None:
 
 
 # ---------------------------------------------------------------- the run
-class Run:
-    """One run's harness; see the module docstring."""
+class Process:
+    """What the runs trained in one process share: the device and the stop signals. A `Run` on its own makes its
+    own; S seeds in lockstep (the QMIX family) share one, entered once (`with Process(device) as process:`)."""
 
-    def __init__(self, cfg: dict, rundir, *, budget_field: str, budget: int, unit: str):
-        self.cfg, self.rundir = cfg, rundir
-        self.budget_field, self.budget, self.unit = budget_field, budget, unit
-        self.device = resolve_device(cfg["device"])
-        self.store = CheckpointStore(rundir.checkpoint_dir)
-        self.key = resume_key(cfg)
-        self.removed = remove_strays(Path(rundir.path)) + self.store.clean()
-        self.manifest = self.store.check(self.key, budget_field, budget)  # refused before the run is built
+    def __init__(self, device: str):
+        self.device = resolve_device(device)
         self.signals = StopSignals()
 
-    def __enter__(self) -> Run:
+    def __enter__(self) -> Process:
         self.signals.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
         self.signals.__exit__(*exc)
+
+    @property
+    def stop_requested(self) -> bool:
+        return self.signals.signum is not None
+
+    def stop_if_requested(self, where: str) -> None:
+        """The end of a safe point, once every run of the process has saved (`Run.save_due`): raise `Interrupted`
+        if SIGTERM/SIGINT arrived. `where`: the progress and what was saved where."""
+        if self.stop_requested:
+            name = signal.Signals(self.signals.signum).name
+            raise Interrupted(self.signals.signum, f"stopped by {name} {where} — run the same command again to "
+                              "resume")
+
+
+class Run:
+    """One run's harness; see the module docstring."""
+
+    def __init__(self, cfg: dict, rundir, *, budget_field: str, budget: int, unit: str,
+                 process: Process | None = None):
+        self.cfg, self.rundir = cfg, rundir
+        self.budget_field, self.budget, self.unit = budget_field, budget, unit
+        self.process = process if process is not None else Process(cfg["device"])
+        self.device = self.process.device
+        self.store = CheckpointStore(rundir.checkpoint_dir)
+        self.key = resume_key(cfg)
+        self.removed = remove_strays(Path(rundir.path)) + self.store.clean()
+        self.manifest = self.store.check(self.key, budget_field, budget)  # refused before the run is built
+
+    def __enter__(self) -> Run:
+        self.process.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.process.__exit__(*exc)
 
     def restore(self, state) -> int | None:
         if self.manifest is None:
@@ -237,13 +289,15 @@ class Run:
 
     @property
     def stop_requested(self) -> bool:
-        return self.signals.signum is not None
+        return self.process.stop_requested
+
+    def save_due(self, periodic: bool) -> bool:
+        """Whether this safe point saves the run: when `periodic`, or when a stop was requested (every run of the
+        process saves before `Process.stop_if_requested` stops them)."""
+        return periodic or self.stop_requested
 
     def checkpoint_due(self, state, progress: int, periodic: bool) -> None:
-        """At a safe point: save if `periodic` or a stop was requested; then stop if requested."""
-        if periodic or self.stop_requested:
+        """A run's safe point on its own: save if `periodic` or a stop was requested; then stop if requested."""
+        if self.save_due(periodic):
             self.save(state, progress)
-        if self.stop_requested:
-            name = signal.Signals(self.signals.signum).name
-            raise Interrupted(self.signals.signum, f"stopped by {name} at {progress} {self.unit}; run state saved "
-                              f"in {self.store.dir} — run the same command again to resume")
+        self.process.stop_if_requested(f"at {progress} {self.unit}; run state saved in {self.store.dir}")

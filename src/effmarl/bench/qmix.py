@@ -73,11 +73,11 @@ def _seeds(cfg: dict, n_seeds: int, root: Path):
     from effmarl.profiling.phases import PhaseTimer
     from effmarl.runs import RunDir
 
-    device = harness.resolve_device(cfg["device"])
-    timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
-    runner = make_runner(cfg, n_seeds, device, timer)
+    process = harness.Process(cfg["device"])  # the loop's device; its stop signals are not installed here
+    timer = PhaseTimer(sync=torch.cuda.synchronize if process.device.type == "cuda" else None)
+    runner = make_runner(cfg, n_seeds, process.device, timer)
     cfgs = [{**cfg, "seed": s} for s in range(n_seeds)]
-    seeds = [SeedRun(c, RunDir(root / f"seed{c['seed']}", c), runner.spec, device, timer) for c in cfgs]
+    seeds = [SeedRun(c, RunDir(root / f"seed{c['seed']}", c), runner.spec, process, timer) for c in cfgs]
     return seeds, SeedStack([s.learner for s in seeds]), runner, timer
 
 

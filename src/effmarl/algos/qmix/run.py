@@ -11,6 +11,11 @@
                evaluate a seed at every multiple of eval_every it has passed (rows carry that grid step)
                checkpoint every checkpoint_every env steps
                a seed that spent its budget writes its outputs and leaves
+The run harness (effmarl.harness) runs it: one `Process` (device, stop signals) for all seeds, a `Run` per seed
+(its checkpoint store: refused checkpoints, resume). The end of a round is the safe point: after SIGTERM/SIGINT
+every unfinished seed saves there, then the process stops (exit 128 + signal), for 1 seed as for S. Reset seeds
+come from the harness too: copy j of the round that starts at the seed's episode e plays episode e + j
+(`harness.episode_seed`), evaluation copies the next evaluation episodes (`harness.evaluation_seed`).
 Each seed writes its own run directory (metrics, phases, model, accounting), so downstream tables see ordinary
 runs; its phases rows are the shared loop's time (column lockstep_seeds says how many seeds shared it).
 """
@@ -20,7 +25,6 @@ from __future__ import annotations
 import copy
 import os
 import shutil
-import signal
 import sys
 import time
 
@@ -84,14 +88,16 @@ def shares(cfg: dict, spec) -> list[float] | None:
 class SeedRun:
     """One seed's share of a run: config, run directory, buffer, generator, counters, metrics rows so far."""
 
-    def __init__(self, cfg: dict, rundir: RunDir, spec, device, timer: PhaseTimer):
+    def __init__(self, cfg: dict, rundir: RunDir, spec, process: harness.Process, timer: PhaseTimer):
         check_config(cfg)
         ticket = load_ticket(cfg, spec)  # a winning / cheating ticket's source, checked before anything is built
         self.budget = cfg["budget"]["env_steps"]
         # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
-        # before anything is built; stray temporary files of an earlier kill are removed
+        # before anything is built; stray temporary files of an earlier kill are removed. The device and the stop
+        # signals are the process's, shared by every seed in lockstep
         self.harness = harness.Run(cfg, rundir, budget_field="budget.env_steps", budget=self.budget,
-                                   unit="env_steps")
+                                   unit="env_steps", process=process)
+        device = process.device
         harness.seed_everything(cfg["seed"])  # network initialisation depends on the seed alone
         self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
         self.schedule = effective_schedule(cfg)
@@ -126,10 +132,12 @@ class SeedRun:
 
     # ---- per round ---------------------------------------------------------------------------------------
     def env_seed(self) -> int:
-        return (self.cfg["seed"] * 1_000_003 + self.counters["rounds"] * self.q["num_envs"]) % 2**31
+        """The reset seed of this round's episode batch (copy j: + j), the harness's for its first episode."""
+        return harness.episode_seed(self.cfg["seed"], self.counters["episodes"])
 
     def eval_seed(self) -> int:
-        return (1_000_003 * (self.cfg["seed"] + 1) + 7919 * self.counters["evaluations"] + 2**30) % 2**31
+        """The reset seed of the next evaluation's episodes (copy j: + j), the harness's for its first one."""
+        return harness.evaluation_seed(self.cfg["seed"], self.counters["evaluations"] * self.q["eval_episodes"])
 
     def epsilon(self) -> float:
         return epsilon(self.schedule, self.counters["env_steps"])
@@ -216,10 +224,16 @@ class SeedRun:
         self.counters, self.window = dict(state["counters"]), state["window"]
         self.metrics, self.phases, self.elapsed = list(state["metrics"]), list(state["phases"]), state["elapsed"]
 
-    def save(self) -> None:
-        self.counters["last_checkpoint_step"] = self.counters["env_steps"]
+    def checkpoint_due(self) -> bool:
+        """This seed's share of the round's safe point: save every checkpoint_every env steps, and when a stop was
+        requested (then `run_lockstep` stops the process once every unfinished seed has saved). True if saved."""
+        c = self.counters
+        if not self.harness.save_due(c["env_steps"] - c["last_checkpoint_step"] >= self.q["checkpoint_every"]):
+            return False
+        c["last_checkpoint_step"] = c["env_steps"]
         with self.timer.phase("checkpoint"):
-            self.harness.save(self, self.counters["env_steps"])
+            self.harness.save(self, c["env_steps"])
+        return True
 
     def finish(self) -> None:
         self.rundir.write_table("metrics", self.metrics)
@@ -275,30 +289,32 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
     check_lockstep(cfgs)
     cfg, n = cfgs[0], len(cfgs)
     q = cfg["qmix"]
-    device = harness.resolve_device(cfg["device"])
-    timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
-    runner = make_runner(cfg, n, device, timer)
-    seeds = [SeedRun(c, d, runner.spec, device, timer) for c, d in zip(cfgs, rundirs, strict=True)]
-    stack = SeedStack([s.learner for s in seeds])
-    resumed = [s.join(stack, i) for i, s in enumerate(seeds)]
-    progress = _progress(sum(s.budget for s in seeds), sum(s.counters["env_steps"] for s in seeds), any(resumed),
-                         cfg, n)
+    # the run harness: one device and one set of stop signals for the process; SIGTERM / SIGINT are acted on at
+    # the end of a collection round, where every unfinished seed saves before the process stops
+    with harness.Process(cfg["device"]) as process:
+        device = process.device
+        timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
+        runner = make_runner(cfg, n, device, timer)
+        seeds = [SeedRun(c, d, runner.spec, process, timer) for c, d in zip(cfgs, rundirs, strict=True)]
+        stack = SeedStack([s.learner for s in seeds])
+        resumed = [s.join(stack, i) for i, s in enumerate(seeds)]
+        progress = _progress(sum(s.budget for s in seeds), sum(s.counters["env_steps"] for s in seeds),
+                             any(resumed), cfg, n)
 
-    def evaluate(due: list[int]) -> None:
-        with timer.phase("evaluation"):
-            outs = runner.evaluate([s.learner.agent for s in seeds], [s.eval_seed() for s in seeds])
-        for i in due:
-            s, out = seeds[i], outs[i]
-            test = {"test_win_rate": float(out["won"].mean()), "test_return": float(out["return"].mean()),
-                    "test_episode_length": float(out["length"].mean())}
-            s.log_row(s.eval_due(), test, n)
-            progress.write(f"seed {s.cfg['seed']} env_steps {s.counters['env_steps']}: test win rate "
-                           f"{test['test_win_rate']:.3f}, test return {test['test_return']:.3f}, epsilon "
-                           f"{s.epsilon():.3f}, wall {s.metrics[-1]['wall_s']:.0f} s", file=sys.stderr)
+        def evaluate(due: list[int]) -> None:
+            with timer.phase("evaluation"):
+                outs = runner.evaluate([s.learner.agent for s in seeds], [s.eval_seed() for s in seeds])
+            for i in due:
+                s, out = seeds[i], outs[i]
+                test = {"test_win_rate": float(out["won"].mean()), "test_return": float(out["return"].mean()),
+                        "test_episode_length": float(out["length"].mean())}
+                s.log_row(s.eval_due(), test, n)
+                progress.write(f"seed {s.cfg['seed']} env_steps {s.counters['env_steps']}: test win rate "
+                               f"{test['test_win_rate']:.3f}, test return {test['test_return']:.3f}, epsilon "
+                               f"{s.epsilon():.3f}, wall {s.metrics[-1]['wall_s']:.0f} s", file=sys.stderr)
 
-    if any(s.counters["evaluations"] == 0 for s in seeds):
-        evaluate([i for i, s in enumerate(seeds) if s.counters["evaluations"] == 0])  # PyMARL evaluates at step 0
-    with harness.StopSignals() as signals:  # SIGTERM / SIGINT: every seed checkpoints at the round's end
+        if any(s.counters["evaluations"] == 0 for s in seeds):
+            evaluate([i for i, s in enumerate(seeds) if s.counters["evaluations"] == 0])  # PyMARL: at step 0
         while not all(s.done for s in seeds):
             active = [i for i, s in enumerate(seeds) if not s.done]
             before = sum(s.counters["env_steps"] for s in seeds)
@@ -308,19 +324,16 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
             due = [i for i in active if seeds[i].eval_due() is not None]
             if due:
                 evaluate(due)
+            # the safe point: a seed that spent its budget finishes; every other one saves when due or stopping
             for i in active:
                 s = seeds[i]
                 if s.counters["env_steps"] >= s.budget:
                     s.finish()
-                elif (s.counters["env_steps"] - s.counters["last_checkpoint_step"] >= q["checkpoint_every"]
-                      or signals.signum is not None):
-                    s.save()
-                    if stop_after is not None and s.counters["env_steps"] >= stop_after:
-                        s.done = True  # as if killed: its checkpoint stays, no outputs
-            if signals.signum is not None and not all(s.done for s in seeds):
-                name = signal.Signals(signals.signum).name
-                raise harness.Interrupted(signals.signum, f"stopped by {name}; every unfinished seed's run state is "
-                                          "saved in its checkpoint/ — run the same command again to resume")
+                elif s.checkpoint_due() and stop_after is not None and s.counters["env_steps"] >= stop_after:
+                    s.done = True  # as if killed: its checkpoint stays, no outputs
+            if not all(s.done for s in seeds):
+                process.stop_if_requested("at the end of a collection round; every unfinished seed's run state is "
+                                          "saved in its checkpoint/")
     progress.close()
     runner.close()
     return [s.finished for s in seeds]
