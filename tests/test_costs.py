@@ -58,3 +58,21 @@ def test_command_writes_tables_with_the_wall_time_and_refuses_a_directory_withou
     capsys.readouterr()
     assert main(["costs", "--results", str(empty), "--figures", str(tmp_path / "nope"), "--out", str(out)]) == 2
     assert capsys.readouterr().err.strip() == f"effmarl: effmarl costs: --figures {tmp_path / 'nope'}: not a directory"
+
+
+def test_the_figure_index_names_and_captions_a_costs_table(tmp_path):
+    """The published index listed a costs table as "## costs `mast/costs_figures` (None)" with an empty caption:
+    its sidecar had no name or caption. It now says what the table is and carries the run's note."""
+    from effmarl.analysis.index import write_index
+
+    results, figures = _run(tmp_path)
+    out = tmp_path / "pub" / "mast" / "costs"
+    out.parent.mkdir(parents=True)
+    assert main(["costs", "--results", str(results), "--figures", str(figures), "--note", "default, 2 cores",
+                 "--out", str(out)]) == 0
+    index = write_index([str(out.with_suffix(".csv")), str(out.with_suffix(".md"))], tmp_path / "pub" / "index")
+    md = index[0].read_text()
+    heading = next(line for line in md.splitlines() if line.startswith("## "))
+    assert heading == "## costs `mast/costs` (costs)"
+    caption = md.split(heading)[1].strip().splitlines()[0]
+    assert caption.startswith("What the workflow run cost") and caption.endswith("default, 2 cores")

@@ -80,7 +80,11 @@ def write(results: str, figures: str, out: str, wall_s: float | None = None, not
         raise ConfigError([f"--results {results}: no Snakemake benchmark files (a finished workflow run)"],
                           "effmarl costs")
     table = summary(jobs)
-    rec = provenance.record(inputs=jobs["path"].tolist(), extra={"kind": "costs", "wall_s": wall_s, "note": note})
+    caption = ("What the workflow run cost: per kind of job, the jobs, their seconds summed (core-seconds of work, "
+               "not wall time), their share, the longest job and the largest peak memory, from Snakemake's "
+               f"benchmark files. {note}").rstrip()
+    rec = provenance.record(inputs=jobs["path"].tolist(), extra={"kind": "costs", "name": "costs", "caption": caption,
+                                                                 "wall_s": wall_s, "note": note})
     hw = rec["hardware"]
     lines = [f"# What the workflow run cost: {results}", "",
              f"Machine: {hw['cpu_model']}, {hw['usable_cores']} usable cores, {hw['memory_gib']} GiB. {note}".rstrip(),
