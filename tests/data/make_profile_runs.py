@@ -20,10 +20,9 @@ OUT = Path(__file__).with_name("profile_runs.json")
 def profile_runs(path: Path) -> list[list[str]]:
     """[study, run id, sha256 of json.dumps(run config, sort_keys=True)] of every run the profile expands to, sorted;
     the profile loaded and validated as the Snakefile does."""
-    from effmarl.config import load_yaml, validate
-    from effmarl.studies import expand_all
+    from effmarl.studies import expand_all, load_profile
 
-    runs = expand_all(validate(load_yaml(path), source=str(path)))
+    runs = expand_all(load_profile(path))
     return sorted([study, rid, hashlib.sha256(json.dumps(cfg, sort_keys=True).encode()).hexdigest()]
                   for study, by_id in runs.items() for rid, cfg in by_id.items())
 
