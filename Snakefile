@@ -5,7 +5,7 @@ import sys
 from snakemake.utils import min_version
 
 from effmarl.config import ConfigError, load_yaml, validate
-from effmarl.studies import expand_all
+from effmarl.studies import expand_all, resolve_profile
 
 min_version("9.0")
 
@@ -17,11 +17,13 @@ if not workflow.overwrite_configfiles:
     configfile: "configs/default.yaml"
 
 
-# The same validation as `effmarl validate` (effmarl.config): schema, finite numbers, cross-field checks,
-# duplicate keys; one line per problem, naming the field; no job starts.
+# The same loading as `effmarl validate` (effmarl.studies.load_profile): the profile's studies resolved against
+# the study catalogue (configs/studies.yaml), then schema, finite numbers, cross-field checks, duplicate keys; one
+# line per problem, naming the field; no job starts.
 try:
     for _path in workflow.overwrite_configfiles or ["configs/default.yaml"]:
         load_yaml(_path)  # refuses a repeated key, which Snakemake's loader would drop silently
+    config.update(resolve_profile(config))  # studies: {name: scale} -> the catalogue's studies at that scale
     validate(config, source="profile")
     RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
 except ConfigError as error:

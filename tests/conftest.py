@@ -13,6 +13,8 @@ from filelock import FileLock
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent  # the venv running the tests: its effmarl and snakemake
+# The profiles: every configs/*.yaml but the study catalogue they select from (configs/studies.yaml).
+PROFILES = sorted(p.name for p in (ROOT / "configs").glob("*.yaml") if p.name != "studies.yaml")
 
 
 def run_cli(*args: str, check: bool = False, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:

@@ -7,13 +7,12 @@ import json
 import pandas as pd
 import pytest
 import torch
-import yaml
 from conftest import ROOT
 
 from effmarl.bench import sparse
 from effmarl.cli import main
 from effmarl.config import ConfigError
-from effmarl.studies import expand_all
+from effmarl.studies import expand_all, load_profile
 
 
 def test_every_variant_computes_the_dense_masked_network_and_the_flops_ratio_follows_the_sparsity():
@@ -54,7 +53,7 @@ def test_bad_options_are_one_line_errors(tmp_path, capsys):
 
 @pytest.mark.parametrize("run", ["mast_dense/algo-qmix_seed-0", "mast_ref/seed-9", "nosuch/seed-0"])
 def test_a_profile_naming_no_sparse_per_agent_run_is_refused(run):
-    profile = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    profile = load_profile(ROOT / "configs" / "smoke.yaml")
     profile["bench"]["sparse"]["run"] = run
     with pytest.raises(ConfigError, match="field 'bench.sparse.run'"):
         expand_all(profile)

@@ -125,6 +125,7 @@ def test_validate_command_counts_runs_of_each_profile(repo_root):
     proc = run_cli("effmarl", "validate", *(str(p) for p in sorted((repo_root / "configs").glob("*.yaml"))))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("valid profile") == 3
+    assert "studies.yaml: valid study catalogue" in proc.stdout  # every study as declared, expanded together
 
 
 # ---------------------------------------------------------------- bad input anywhere -> one line (issue 14)
@@ -283,9 +284,9 @@ def test_debug_shows_the_traceback(tmp_path):
     assert proc.stderr.strip() == f"effmarl: {tmp_path / 'missing.yaml'}: no such file"
 
 
-PROFILE = ("profile: smoke\nresults_dir: r\nfigures_dir: f\nstudies:\n  s1:\n    base: {algo: maddpg, seed: 0, "
-           "env: {backend: mpe}, offpolicy: {batch_size: 32, warmup: 10}, replay: {buffer_size: 100}}\n"
-           "    grid: {seed: [0]}\n")
+PROFILE = ("profile: smoke\nresults_dir: r\nfigures_dir: f\nstudies:\n  paper1_ksweep:\n    base: {offpolicy: "
+           "{batch_size: 32, warmup: 10}, replay: {buffer_size: 100}}\n    grid: {replay.neighbor_k: [1], seed: [0]}\n")
+RUN = "studies.paper1_ksweep run neighbor_k-1_seed-0"
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -293,10 +294,15 @@ PROFILE = ("profile: smoke\nresults_dir: r\nfigures_dir: f\nstudies:\n  s1:\n   
      ["profile: field '(top level)': unknown key(s) 'colour'",
       "profile: field 'paper1_micro.sampling_bench.batch': must be an integer, got 3.0 (float)"]),
     (PROFILE.replace("warmup: 10}", "warmup: 10, lr: .nan}"),
-     ["studies.s1 run seed-0: field 'offpolicy.lr': must be a finite number, got nan"]),
+     [f"{RUN}: field 'offpolicy.lr': must be a finite number, got nan"]),
     (PROFILE.replace("warmup: 10}", "warmup: 1000}"),
-     ["studies.s1 run seed-0: field 'offpolicy.warmup': 1000 exceeds replay.buffer_size 100"]),
+     [f"{RUN}: field 'offpolicy.warmup': 1000 exceeds replay.buffer_size 100"]),
     (PROFILE + "results_dir: again\n", ["duplicate key 'results_dir'"]),
+    (PROFILE.replace("paper1_ksweep:", "paper1_kswep:"),
+     ["profile: field 'studies.paper1_kswep': no such study in configs/studies.yaml; declared: skeleton, paper1,"]),
+    (PROFILE.replace("seed: [0]}", "seed: [0], offpolicy.lr: [0.1]}"),
+     ["profile: field 'studies.paper1_ksweep.grid.offpolicy.lr': paper1_ksweep does not vary 'offpolicy.lr'; its "
+      "axes: env.n_agents, replay.neighbor_k, seed"]),
 ])
 def test_snakemake_profile_errors_are_one_line_per_problem_not_the_schema(tmp_path, repo_root, text, expected):
     (tmp_path / "profile.yaml").write_text(text)

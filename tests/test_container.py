@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from effmarl.studies import expand_all
+from effmarl.studies import expand_all, load_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = Path(os.environ["EFFMARL_CONTAINER_OUT"]) if os.environ.get("EFFMARL_CONTAINER_OUT") else None
@@ -123,7 +123,7 @@ def test_env_info_ran_in_the_container_built_from_this_commit():
 
 @image
 def test_smoke_outputs_exist_and_provenance_says_container():
-    config = yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    config = load_profile(ROOT / "configs" / "smoke.yaml")
     results = OUT / config["results_dir"]
     figures = OUT / config["figures_dir"]
     commit = (OUT / "git-commit.txt").read_text().strip()

@@ -14,10 +14,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-import yaml
 from conftest import ROOT
 
-from effmarl.studies import expand_all, process_groups
+from effmarl.studies import expand_all, load_profile, process_groups
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
 slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")
@@ -125,7 +124,7 @@ def test_timing_columns_are_recognised():
 # ---- checks on a SLURM run (the CI step) ---------------------------------------------------------------------
 
 def _smoke() -> dict:
-    return yaml.safe_load((ROOT / "configs" / "smoke.yaml").read_text())
+    return load_profile(ROOT / "configs" / "smoke.yaml")
 
 
 @slurm

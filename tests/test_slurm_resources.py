@@ -10,17 +10,16 @@ from functools import cache
 import numpy as np
 import pandas as pd
 import pytest
-import yaml
 from conftest import ROOT
 
 from effmarl import resources
 from effmarl.config import validate
-from effmarl.studies import expand_all
+from effmarl.studies import expand_all, load_profile
 
 
 @cache
 def _expanded(profile: str) -> dict[str, dict[str, dict]]:
-    return expand_all(yaml.safe_load((ROOT / "configs" / profile).read_text()))
+    return expand_all(load_profile(ROOT / "configs" / profile))
 
 
 def _runs(profile: str) -> list[dict]:
@@ -245,7 +244,7 @@ def test_every_job_of_the_smoke_and_default_profiles_fits_the_ci_node():
 
     for profile in ("smoke.yaml", "default.yaml"):
         expanded = _expanded(profile)
-        groups = process_groups(yaml.safe_load((ROOT / "configs" / profile).read_text()), expanded)
+        groups = process_groups(load_profile(ROOT / "configs" / profile), expanded)
         for name, (study, ids) in groups.items():
             need = resources.for_process([expanded[study][rid] for rid in ids])
             assert need["mem_mb"] <= 8000 and need["gpu"] == 0, (profile, name, need)

@@ -8,9 +8,7 @@ import tomllib
 
 import pytest
 import yaml
-from conftest import ROOT, run_cli
-
-PROFILES = sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
+from conftest import PROFILES, ROOT, run_cli
 
 # Snakemake lints we waive, with the reason. Everything else `snakemake --lint` reports fails the test.
 WAIVED_LINTS = {

@@ -51,15 +51,21 @@ def _apply_override(cfg: dict, override: str) -> None:
 
 def _cmd_validate(args) -> int:
     from effmarl.config import load_yaml, validate
-    from effmarl.studies import expand_all
+    from effmarl.studies import catalogue_path, expand_all, load_catalogue, load_profile, resolve_profile
 
     for path in args.configs:
-        raw = load_yaml(path)
         if args.run:
-            validate(raw, part="run", source=path)
+            validate(load_yaml(path), part="run", source=path)
             print(f"{path}: valid run configuration")
+        elif Path(path).resolve() == catalogue_path().resolve():  # every study as declared, expanded together
+            cat = load_catalogue(path)
+            declared = {"profile": "default", "results_dir": "results/catalogue", "figures_dir": "results/catalogue",
+                        "studies": dict.fromkeys(cat)}
+            runs = expand_all(validate(resolve_profile(declared, cat, source=path), source=path))
+            print(f"{path}: valid study catalogue, {len(cat)} studies, {sum(len(r) for r in runs.values())} runs "
+                  "as declared")
         else:
-            runs = expand_all(validate(raw, source=path))
+            runs = expand_all(load_profile(path))
             total = sum(len(r) for r in runs.values())
             print(f"{path}: valid profile, {total} runs in {len(runs)} studies "
                   f"({', '.join(f'{s}: {len(r)}' for s, r in runs.items())})")
@@ -266,7 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. seed=3")
     p.set_defaults(func=_cmd_train)
 
-    p = sub.add_parser("validate", help="check profiles (configs/*.yaml) or run configurations")
+    p = sub.add_parser("validate", help="check profiles (configs/<profile>.yaml), the study catalogue "
+                       "(configs/studies.yaml) or run configurations")
     p.add_argument("configs", nargs="+")
     p.add_argument("--run", action="store_true", help="the files are run configurations, not profiles")
     p.set_defaults(func=_cmd_validate)

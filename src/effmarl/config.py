@@ -109,7 +109,8 @@ def _describe(error: jsonschema.ValidationError) -> str:
 def validate(instance: dict, *, part: str = "workflow", source: str = "config") -> dict:
     """Validate `instance` (filling defaults in place) against the whole schema or one of its $defs.
 
-    part: "workflow" for a profile (configs/*.yaml), or a $defs name such as "run".
+    part: "workflow" for a profile (configs/<profile>.yaml, its studies resolved: effmarl.studies.load_profile),
+    or a $defs name such as "run".
     """
     full = schema()
     target = full if part == "workflow" else {"$ref": f"#/$defs/{part}", "$defs": full["$defs"]}

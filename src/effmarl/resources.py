@@ -225,15 +225,15 @@ def profile_table(expanded: dict[str, dict[str, dict]]) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from effmarl.config import ConfigError, load_yaml
-    from effmarl.studies import expand_all
+    from effmarl.config import ConfigError
+    from effmarl.studies import expand_all, load_profile
 
     args = sys.argv[1:] if argv is None else argv
     if len(args) != 1:
         print("usage: python -m effmarl.resources PROFILE.yaml", file=sys.stderr)
         return 2
     try:
-        rows = profile_table(expand_all(load_yaml(args[0])))
+        rows = profile_table(expand_all(load_profile(args[0])))
     except (ConfigError, OSError) as error:
         print(f"{args[0]}: {error}", file=sys.stderr)
         return 1

@@ -1,5 +1,7 @@
-"""A profile's studies as runs and jobs: every study's grid expanded into validated run configs with readable run
-ids (`expand_all`, with the profile-level checks that need all runs: the MAST selection's studies, paper 2's
+"""A profile's studies as runs and jobs. Every study is declared once, in the study catalogue (configs/studies.yaml);
+a profile selects studies and sets their scale, and `load_profile` resolves the two into full studies
+(`resolve_studies`). Then every study's grid is expanded into validated run configs with readable run ids
+(`expand_all`, with the profile-level checks that need all runs: the MAST selection's studies, paper 2's
 comparable settings, the sparse benchmark's run), the wiring between studies (ticket sources, the sparsity a
 `sparsity_from: selection` run takes from the selection table), and which runs share one training process
 (`process_groups`). One run's own fields are validated by `effmarl.config`.
@@ -15,7 +17,125 @@ import re
 from pathlib import Path
 from typing import Any
 
-from effmarl.config import ConfigError, get_dotted, set_dotted, validate
+from effmarl.config import ConfigError, get_dotted, load_yaml, set_dotted, validate
+
+# The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
+# schemas/ does to the schema) so that it is found from any working directory and in an installed copy.
+CATALOGUE = "configs/studies.yaml"
+CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source")  # what a study is: declared once
+SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process")  # what a profile may set per study
+
+
+def catalogue_path() -> Path:
+    from importlib import resources
+
+    return Path(str(resources.files("effmarl").joinpath("studies.yaml")))
+
+
+def load_catalogue(path: str | Path | None = None) -> dict[str, dict]:
+    """The study catalogue {name: {doc, base, grid, ...}}, its structure checked (one line per problem); a study's
+    run fields are checked when a profile that selects it is validated."""
+    source = CATALOGUE if path is None else str(path)
+    cat = load_yaml(catalogue_path() if path is None else path)
+    if not isinstance(cat, dict):
+        raise ConfigError([f"the study catalogue must be a mapping of study names, got {type(cat).__name__}"], source)
+    lines = []
+    for name, study in cat.items():
+        if not isinstance(study, dict):
+            lines.append(f"field '{name}': a study must be a mapping ({', '.join(CATALOGUE_KEYS)}), "
+                         f"got {type(study).__name__}")
+            continue
+        lines += [f"field '{name}.{key}': unknown key; a study declares {', '.join(CATALOGUE_KEYS)} (runs_per_process "
+                  "and seeds_per_process are a profile's)" for key in study if key not in CATALOGUE_KEYS]
+        if not isinstance(study.get("doc"), str) or not study["doc"].strip():
+            lines.append(f"field '{name}.doc': required: one line saying what the study is for and what it feeds")
+        if not isinstance(study.get("grid", {}), dict):
+            lines.append(f"field '{name}.grid': must be a mapping of dotted fields to lists of values")
+            continue
+        lines += [f"field '{name}.grid.{axis}': must be a list of values, or null (an axis a profile may vary, held "
+                  "at the base's value)" for axis, values in study.get("grid", {}).items()
+                  if values is not None and not isinstance(values, list)]
+    if lines:
+        raise ConfigError(lines, source)
+    return cat
+
+
+def _merged(base: Any, over: Any) -> Any:
+    """`over` deep-merged into `base`: mappings merge key by key, anything else (lists included) is replaced."""
+    if not isinstance(base, dict) or not isinstance(over, dict):
+        return copy.deepcopy(over)
+    out = copy.deepcopy(base)
+    for key, value in over.items():
+        out[key] = _merged(out[key], value) if key in out else copy.deepcopy(value)
+    return out
+
+
+def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, source: str = "profile") -> Any:
+    """A profile's `studies` ({name: scale}) as full studies ({name: {base, grid, ...}}, what `expand_all` reads),
+    in the profile's order. Each named study is the catalogue's, with the profile's scale applied: its `base`
+    deep-merged into the study's base, its `grid` values replacing the declared axes' values (null holds an axis
+    at the base's value: no axis, no part of the run ids), its runs_per_process / seeds_per_process set; `{}` (or
+    nothing) takes the study as declared. An axis keeps the catalogue's place in the grid whatever the profile's
+    order, so the run ids do not depend on it. An unknown study, key or axis is one line each. Anything but a
+    mapping is returned as is, for the schema to report."""
+    if not isinstance(selected, dict):
+        return selected
+    cat = load_catalogue() if catalogue is None else catalogue
+    studies, lines = {}, []
+    for name, scale in selected.items():
+        where = f"studies.{name}"
+        if name not in cat:
+            lines.append(f"field '{where}': no such study in {CATALOGUE}; declared: {', '.join(cat)}")
+            continue
+        scale = {} if scale is None else scale
+        if not isinstance(scale, dict):
+            lines.append(f"field '{where}': must be a mapping of the study's scale ({', '.join(SCALE_KEYS)}) or {{}}, "
+                         f"got {type(scale).__name__}")
+            continue
+        unknown = [key for key in scale if key not in SCALE_KEYS]
+        lines += [f"field '{where}.{key}': a profile sets a study's scale only ({', '.join(SCALE_KEYS)}); what the "
+                  f"study is and varies is declared in {CATALOGUE}" for key in unknown]
+        declared = cat[name]
+        study = {key: copy.deepcopy(value) for key, value in declared.items() if key not in ("doc", "grid")}
+        if "base" in scale:
+            if not isinstance(scale["base"], dict):
+                lines.append(f"field '{where}.base': must be a mapping of run fields, "
+                             f"got {type(scale['base']).__name__}")
+                continue
+            study["base"] = _merged(declared.get("base", {}), scale["base"])
+        grid = dict(declared.get("grid") or {})
+        over = scale.get("grid") or {}
+        if not isinstance(over, dict):
+            lines.append(f"field '{where}.grid': must be a mapping of declared axes to lists of values")
+            continue
+        for axis, values in over.items():
+            if axis not in grid:
+                lines.append(f"field '{where}.grid.{axis}': {name} does not vary {axis!r}; its axes: "
+                             f"{', '.join(grid) or 'none'} (a new axis is declared in {CATALOGUE})")
+            elif values is not None and not isinstance(values, list):
+                lines.append(f"field '{where}.grid.{axis}': must be a list of values, or null to hold it at the base's "
+                             f"value, got {values!r}")
+            else:
+                grid[axis] = values
+        study["grid"] = {axis: copy.deepcopy(values) for axis, values in grid.items() if values is not None}
+        study.update({key: scale[key] for key in ("runs_per_process", "seeds_per_process") if key in scale})
+        studies[name] = study
+    if lines:
+        raise ConfigError(lines, source)
+    return studies
+
+
+def resolve_profile(profile: Any, catalogue: dict[str, dict] | None = None, source: str = "profile") -> Any:
+    """`profile` with its studies resolved against the catalogue (`resolve_studies`), not yet validated."""
+    if not isinstance(profile, dict) or "studies" not in profile:
+        return profile
+    return {**profile, "studies": resolve_studies(profile["studies"], catalogue, source)}
+
+
+def load_profile(path: str | Path) -> dict:
+    """A profile file read (a repeated key refused), its studies resolved against the catalogue and validated (the
+    schema's defaults filled in): what the Snakefile, `effmarl validate` and the resource table read."""
+    return validate(resolve_profile(load_yaml(path), source=str(path)), source=str(path))
 
 
 def _short_hash(value: Any) -> str:

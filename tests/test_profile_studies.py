@@ -1,0 +1,126 @@
+"""Studies declared once (configs/studies.yaml), profiles as scale (configs/<profile>.yaml): how a profile's
+selection resolves into full studies, and that every profile still expands to exactly the runs it expanded to when
+the record was made: the same studies, run ids and run configurations (sha256 of each validated run config), so
+moving or restating studies cannot change what a profile trains without a test naming the runs that changed.
+
+The record is tests/data/profile_runs.json; regenerate it when a profile changes on purpose (a study added, a
+budget or a grid changed), from the repository root: `python tests/data/make_profile_runs.py`.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+from conftest import PROFILES, ROOT
+
+from effmarl.config import ConfigError, load_yaml
+from effmarl.studies import expand_all, load_catalogue, resolve_profile, resolve_studies
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def _maker():
+    spec = importlib.util.spec_from_file_location("make_profile_runs", DATA / "make_profile_runs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _differences(recorded: list[list[str]], now: list[list[str]]) -> list[str]:
+    old = {(study, rid): digest for study, rid, digest in recorded}
+    new = {(study, rid): digest for study, rid, digest in now}
+    lines = [f"missing {s}/{r}" for s, r in old.keys() - new.keys()]
+    lines += [f"new {s}/{r}" for s, r in new.keys() - old.keys()]
+    lines += [f"changed config {s}/{r}" for s, r in old.keys() & new.keys() if old[(s, r)] != new[(s, r)]]
+    return sorted(lines)
+
+
+def test_every_profile_expands_to_the_recorded_runs():
+    recorded = json.loads((DATA / "profile_runs.json").read_text())
+    now = _maker().all_profiles()
+    assert sorted(now) == sorted(recorded), "the profiles are not the recorded ones"
+    for name in recorded:
+        differences = _differences(recorded[name], now[name])
+        assert not differences, f"{name}: {len(differences)} runs differ: {differences[:10]}"
+        assert now[name] == recorded[name]
+
+
+CATALOGUE = {
+    "demo": {
+        "doc": "a tiny study",
+        "base": {"algo": "random", "env": {"backend": "mpe", "n_agents": 3, "max_cycles": 25},
+                 "budget": {"episodes": 50}},
+        "grid": {"env.n_agents": None, "env.max_cycles": [25, 50], "seed": [0, 1]},
+    },
+    "other": {"doc": "another", "base": {"algo": "random", "env": {"backend": "mpe"}}, "ticket_source": "demo"},
+}
+
+
+def test_a_profile_scale_deep_merges_into_the_base_and_replaces_only_the_axes_it_names():
+    studies = resolve_studies({"demo": {"base": {"env": {"max_cycles": 10}, "budget": {"episodes": 3}},
+                                        "grid": {"seed": [7]}, "runs_per_process": 2}}, CATALOGUE)
+    assert studies == {"demo": {"base": {"algo": "random", "env": {"backend": "mpe", "n_agents": 3, "max_cycles": 10},
+                                         "budget": {"episodes": 3}},
+                                "grid": {"env.max_cycles": [25, 50], "seed": [7]}, "runs_per_process": 2}}
+    assert CATALOGUE["demo"]["base"]["budget"] == {"episodes": 50}  # the catalogue itself is untouched
+
+
+def test_a_study_taken_as_declared_drops_its_doc_and_its_held_axes_and_keeps_its_wiring():
+    assert resolve_studies({"other": {}, "demo": None}, CATALOGUE) == {
+        "other": {"base": {"algo": "random", "env": {"backend": "mpe"}}, "grid": {}, "ticket_source": "demo"},
+        "demo": {"base": CATALOGUE["demo"]["base"], "grid": {"env.max_cycles": [25, 50], "seed": [0, 1]}}}
+
+
+def test_a_varied_held_axis_takes_the_catalogues_place_in_the_run_ids_whatever_the_profiles_order():
+    profile = {"profile": "smoke", "results_dir": "R", "figures_dir": "F",
+               "studies": {"demo": {"grid": {"seed": [0], "env.max_cycles": [25], "env.n_agents": [3, 6]}}}}
+    runs = expand_all(resolve_profile(profile, CATALOGUE))
+    assert list(runs["demo"]) == ["n_agents-3_max_cycles-25_seed-0", "n_agents-6_max_cycles-25_seed-0"]
+    held = resolve_studies({"demo": {"grid": {"env.max_cycles": None}}}, CATALOGUE)["demo"]
+    assert held["grid"] == {"seed": [0, 1]} and held["base"]["env"]["max_cycles"] == 25
+
+
+@pytest.mark.parametrize(("selected", "expected"), [
+    ({"demp": {}}, "profile: field 'studies.demp': no such study in configs/studies.yaml; declared: demo, other"),
+    ({"demo": {"grid": {"env.scenario": ["simple_tag"]}}},
+     "profile: field 'studies.demo.grid.env.scenario': demo does not vary 'env.scenario'; its axes: env.n_agents, "
+     "env.max_cycles, seed (a new axis is declared in configs/studies.yaml)"),
+    ({"demo": {"ticket_source": "other"}},
+     "profile: field 'studies.demo.ticket_source': a profile sets a study's scale only (base, grid, runs_per_process, "
+     "seeds_per_process); what the study is and varies is declared in configs/studies.yaml"),
+    ({"demo": {"grid": {"seed": 3}}},
+     "profile: field 'studies.demo.grid.seed': must be a list of values, or null to hold it at the base's value, "
+     "got 3"),
+    ({"demo": [1]}, "profile: field 'studies.demo': must be a mapping of the study's scale (base, grid, "
+                    "runs_per_process, seeds_per_process) or {}, got list"),
+])
+def test_a_bad_selection_is_one_line_naming_the_field_and_what_is_allowed(selected, expected):
+    with pytest.raises(ConfigError) as info:
+        resolve_studies(selected, CATALOGUE)
+    assert [str(info.value)] == [expected]
+
+
+def test_every_problem_of_a_selection_is_reported_not_just_the_first():
+    with pytest.raises(ConfigError) as info:
+        resolve_studies({"nope": {}, "demo": {"grid": {"x": [1]}}}, CATALOGUE)
+    assert [line.split(":")[0] for line in info.value.lines] == ["field 'studies.nope'", "field 'studies.demo.grid.x'"]
+
+
+def test_a_malformed_catalogue_entry_is_one_line_each(tmp_path):
+    path = tmp_path / "studies.yaml"
+    path.write_text("a: {base: {}, grid: {seed: 0}}\nb: {doc: x, base: {}, runs_per_process: 2}\n")
+    with pytest.raises(ConfigError) as info:
+        load_catalogue(path)
+    assert info.value.lines == [
+        "field 'a.doc': required: one line saying what the study is for and what it feeds",
+        "field 'a.grid.seed': must be a list of values, or null (an axis a profile may vary, held at the base's value)",
+        "field 'b.runs_per_process': unknown key; a study declares doc, base, grid, sparsity_from, ticket_source "
+        "(runs_per_process and seeds_per_process are a profile's)"]
+
+
+def test_every_declared_study_runs_in_some_profile():
+    selected = {name for profile in PROFILES for name in load_yaml(ROOT / "configs" / profile)["studies"]}
+    assert set(load_catalogue()) - selected == set()
