@@ -51,6 +51,7 @@ class Variant:
     train_flops: the paper's FLOPs of one training iteration (sparse/flops.py), forward FLOPs per sample in
     cost_factor: its learner update's cost relative to qmix's (resources.py's runtime model)
     display:     its name in figures and tables
+    aliases:     other names of it that training_flops accepts (the paper's)
     """
     name: str
     display: str
@@ -59,6 +60,7 @@ class Variant:
     losses: tuple[str, ...]
     train_flops: Callable[..., float]
     cost_factor: float
+    aliases: tuple[str, ...] = ()
     module: str = "effmarl.algos.qmix"                    # exposes run(cfg, rundir) and run_lockstep
     checks: str = "effmarl.algos.qmix:check_config"       # its cross-field checks (config.py)
 
@@ -72,8 +74,10 @@ class Variant:
 # work).
 QMIX_VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("qmix", "QMIX", QMIX_NETWORKS, "double_q_max", (), qmix_flops, 1.0),
-    Variant("ow_qmix", "OW-QMIX", CENTRAL_NETWORKS, "ow_central", ("ow_weighting",), ow_qmix_flops, 2.495),
-    Variant("res_qmix", "RES-QMIX", QMIX_NETWORKS, "res_softmax", ("res_regulariser",), res_qmix_flops, 1.592),
+    Variant("ow_qmix", "OW-QMIX", CENTRAL_NETWORKS, "ow_central", ("ow_weighting",), ow_qmix_flops, 2.495,
+            aliases=("owqmix", "wqmix")),
+    Variant("res_qmix", "RES-QMIX", QMIX_NETWORKS, "res_softmax", ("res_regulariser",), res_qmix_flops, 1.592,
+            aliases=("res",)),
 )}
 
 

@@ -117,14 +117,11 @@ def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: i
     }
 
 
-FLOPS_ALIASES = {"owqmix": "ow_qmix", "wqmix": "ow_qmix", "res": "res_qmix"}  # the paper's names
-
-
 def training_flops(algo: str, batch: int, f_agent: float, f_mix: float, *, f_unrestricted_agent: float = 0.0,
                    f_unrestricted_mix: float = 0.0, n_agents: int | None = None, n_actions: int | None = None) -> float:
     """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in algos/variants.py);
     the F's are forward FLOPs per sample. `algo`: a QMIX-family variant or one of the paper's names for one."""
-    v = QMIX_VARIANTS.get(FLOPS_ALIASES.get(algo, algo))
+    v = QMIX_VARIANTS.get(algo) or next((v for v in QMIX_VARIANTS.values() if algo in v.aliases), None)
     if v is None:
         raise ValueError(f"no training-FLOPs formula for algo {algo!r}")
     return v.train_flops(batch, f_agent, f_mix, f_unrestricted_agent, f_unrestricted_mix, n_agents, n_actions)
