@@ -60,20 +60,35 @@ def test_a_new_qmix_variant_is_one_table_entry(toy):
 
 
 def test_a_toy_variant_trains_through_qmix_functions(toy):
-    """The learner resolves the entry: the toy variant's learner is qmix's, computation for computation."""
+    """The learner resolves the entry: the toy variant's learner is qmix's, parameters, loss and statistics alike."""
     import torch
 
     from effmarl.algos.qmix.learner import Learner
     from effmarl.algos.qmix.operators import double_q_max
+    from effmarl.envs.base import EnvSpec
+    from effmarl.replay.episode import empty_batch, episode_scheme
 
-    q = validate({**SMAX, "study": "s", "algo": "toy", "seed": 0}, part="run")["qmix"]
-    torch.manual_seed(0)
-    ours = Learner("toy", q, 3, 10, 6, 12)
-    torch.manual_seed(0)
-    theirs = Learner("qmix", q, 3, 10, 6, 12)
-    assert ours.operator is double_q_max
-    assert all(torch.equal(a, b) for a, b in zip(ours.state_dict().values(), theirs.state_dict().values(),
-                                                  strict=True))
+    n, obs, actions, state, limit = 3, 6, 5, 7, 8
+    spec = EnvSpec([f"ally_{i}" for i in range(n)], ["ally"] * n, [obs] * n, [actions] * n, state, limit)
+    g = torch.Generator().manual_seed(0)
+    batch = empty_batch(episode_scheme(spec), 2)
+    for k, steps in enumerate((8, 5)):
+        batch["obs"][k, : steps + 1] = torch.randn(steps + 1, n, obs, generator=g)
+        batch["state"][k, : steps + 1] = torch.randn(steps + 1, state, generator=g)
+        batch["avail"][k, : steps + 1] = True
+        batch["actions"][k, :steps] = torch.randint(actions, (steps, n), generator=g)
+        batch["reward"][k, :steps] = torch.rand(steps, generator=g)
+        batch["filled"][k, :steps] = True
+
+    def learner(algo):
+        torch.manual_seed(0)
+        q = validate({**SMAX, "study": "s", "algo": algo, "seed": 0}, part="run")["qmix"]
+        return Learner(algo, q, n, obs, actions, state)
+
+    ours, theirs = learner("toy"), learner("qmix")
+    assert ours.operator is double_q_max and list(ours.networks()) == ["agent", "mixer"]
+    (loss, stats), (ref, ref_stats) = ours.loss(batch), theirs.loss(batch)
+    assert torch.equal(loss, ref) and stats.keys() == ref_stats.keys()
 
 
 # Modules that legitimately name variants: the table itself, and paper 2's per-algorithm figures and claims
