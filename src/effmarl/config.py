@@ -24,6 +24,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from effmarl.algos.variants import QMIX_VARIANTS
+
 
 class ConfigError(ValueError):
     """A configuration that does not satisfy the schema; `lines` holds one message per problem."""
@@ -34,10 +36,21 @@ class ConfigError(ValueError):
         super().__init__("\n".join(f"{source}: {line}" for line in lines))
 
 
-@cache
 def schema() -> dict:
+    """The config schema, with the QMIX family's variants (algos/variants.py) in its `algo` enums."""
+    return _schema(tuple(QMIX_VARIANTS))
+
+
+@cache
+def _schema(variants: tuple[str, ...]) -> dict:
     text = resources.files("effmarl").joinpath("schemas/config.schema.yaml").read_text()
-    return yaml.safe_load(text)
+    full = yaml.safe_load(text)
+    run = full["$defs"]["run"]
+    run["properties"]["algo"]["enum"] += list(variants)
+    family = [c for c in run["allOf"] if c.get("if", {}).get("properties", {}).get("algo", {}).get("enum") == []]
+    assert len(family) == 1, "the schema's qmix-family condition (algo enum [], filled here) is missing"
+    family[0]["if"]["properties"]["algo"]["enum"] = list(variants)
+    return full
 
 
 def _is_integer(checker, instance) -> bool:
@@ -130,10 +143,7 @@ def validate(instance: dict, *, part: str = "workflow", source: str = "config") 
 CROSS_CHECKS = {
     "maddpg": "effmarl.config:offpolicy_checks",
     "masac": "effmarl.config:offpolicy_checks",
-    "qmix": "effmarl.algos.qmix:check_config",
-    "ow_qmix": "effmarl.algos.qmix:check_config",
-    "res_qmix": "effmarl.algos.qmix:check_config",
-}
+}  # + each QMIX-family variant's `checks` (algos/variants.py)
 
 
 def env_copies_checks(cfg: dict) -> None:
@@ -142,7 +152,7 @@ def env_copies_checks(cfg: dict) -> None:
     copies = cfg["env"].get("num_envs", 1)
     if copies == 1:
         return
-    if cfg["algo"] in ("qmix", "ow_qmix", "res_qmix"):
+    if cfg["algo"] in QMIX_VARIANTS:
         raise ConfigError([f"field 'env.num_envs': {copies} copies; the qmix family sets its copies with "
                            f"qmix.num_envs, leave env.num_envs at 1"], f"run {cfg['study']}")
     if cfg["budget"]["episodes"] % copies:
@@ -157,7 +167,7 @@ def cross_checks(cfg: dict, source: str = "config") -> None:
         env_copies_checks(cfg)
     except ConfigError as exc:
         raise ConfigError(exc.lines, source) from None
-    target = CROSS_CHECKS.get(cfg["algo"])
+    target = CROSS_CHECKS.get(cfg["algo"]) or getattr(QMIX_VARIANTS.get(cfg["algo"]), "checks", None)
     if target is None:
         return
     module, func = target.split(":")

@@ -29,6 +29,7 @@ import math
 import sys
 from collections import defaultdict
 
+from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.studies import seed_groups
 
 MIB = 2**20
@@ -63,10 +64,10 @@ QMIX_ENVS_MEASURED = 8
 QMIX_ACT_S: dict[str, float] = {'3m': 6.883e-05, '3s5z': 0.000417, '2s3z': 0.0002282}
 QMIX_UPDATE_S: dict[str, float] = {'3m': 0.0434, '3s5z': 0.1609, '2s3z': 0.1779}
 QMIX_EPISODE_LEN: dict[str, float] = {'3m': 13.3, '3s5z': 43.22, '2s3z': 29.52}
-# Relative update costs on 3m, measured (step_cost.csv, update_s): ow_qmix and res_qmix against qmix, per-agent
-# networks against shared, MAST against dense per-agent. A ratio below 1 is taken as 1 (no discount: the machine
-# they were measured on is shared, and a late job is lost work).
-QMIX_ALGO_FACTOR: dict[str, float] = {"qmix": 1.0, "ow_qmix": 2.495, "res_qmix": 1.592}
+# Relative update costs on 3m, measured (step_cost.csv, update_s): each QMIX-family variant against qmix (its
+# cost_factor in algos/variants.py), per-agent networks against shared, MAST against dense per-agent. A ratio below
+# 1 is taken as 1 (no discount: the machine they were measured on is shared, and a late job is lost work).
+QMIX_ALGO_FACTOR: dict[str, float] = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}
 PER_AGENT_FACTOR = 1.0
 SPARSE_FACTOR = 1.0                          # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
 # seconds per evaluated env step (the first evaluation's compilation included), per measured map
@@ -172,7 +173,8 @@ def qmix_updates(cfg: dict) -> float:
 
 def qmix_seconds(cfg: dict) -> float:
     env_map, q, steps = cfg["env"]["map"], cfg.get("qmix", {}), cfg["budget"]["env_steps"]
-    factor = QMIX_ALGO_FACTOR.get(cfg["algo"], max(QMIX_ALGO_FACTOR.values()))
+    factors = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}  # read live: a new variant has its own
+    factor = factors.get(cfg["algo"], max(factors.values()))
     if not q.get("shared_params", True):
         factor *= PER_AGENT_FACTOR
     if cfg.get("sparse", {}).get("method", "dense") != "dense":

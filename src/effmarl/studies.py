@@ -210,7 +210,7 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     return runs
 
 
-LOCKSTEP_ALGOS = ("qmix", "ow_qmix", "res_qmix")
+from effmarl.algos.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # noqa: E402 - the qmix family, read live
 
 
 def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:

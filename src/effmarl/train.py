@@ -18,6 +18,7 @@ import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
+from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError, cross_checks
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
@@ -48,8 +49,8 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     qmix family); each seed writes its own run directory, provenance.json last."""
     module = importlib.import_module(ALGORITHMS[cfgs[0]["algo"]])
     if not hasattr(module, "run_lockstep"):
-        raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train seeds in lockstep (only qmix, ow_qmix, "
-                           "res_qmix); train each run on its own"], "effmarl train")
+        raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train seeds in lockstep (only "
+                           f"{', '.join(QMIX_VARIANTS)}); train each run on its own"], "effmarl train")
     for cfg in cfgs:
         cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
     module.check_lockstep(cfgs)
@@ -98,8 +99,8 @@ def train_many(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir | Path]:
         module = importlib.import_module(ALGORITHMS[members[0]["algo"]])
         if len(group) > 1:
             if not hasattr(module, "run_lockstep"):
-                raise ConfigError([f"field 'algo': {members[0]['algo']!r} cannot train seeds in lockstep (only qmix, "
-                                   "ow_qmix, res_qmix); give each seed its own command"], "effmarl train")
+                raise ConfigError([f"field 'algo': {members[0]['algo']!r} cannot train seeds in lockstep (only "
+                                   f"{', '.join(QMIX_VARIANTS)}); give each seed its own command"], "effmarl train")
             module.check_lockstep(members)
         for cfg in members:
             if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)

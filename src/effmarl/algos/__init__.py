@@ -1,12 +1,12 @@
 """Training algorithms. Each module named in `ALGORITHMS` exposes `run(cfg, rundir)`; MADDPG and MASAC share
 the off-policy loop, whose `LEARNERS` table picks the learner class (sequential or batched)."""
 
-# algo name (config field `algo`) -> module implementing it
+from effmarl.algos.variants import QMIX_VARIANTS
+
+# algo name (config field `algo`) -> module implementing it (the QMIX family's from its table, variants.py)
 ALGORITHMS = {
     "random": "effmarl.algos.random_policy",
-    "qmix": "effmarl.algos.qmix",
-    "ow_qmix": "effmarl.algos.qmix",
-    "res_qmix": "effmarl.algos.qmix",
+    **{name: v.module for name, v in QMIX_VARIANTS.items()},
     "maddpg": "effmarl.algos.offpolicy",   # the learner class: offpolicy.LEARNERS[algo, offpolicy.learner]
     "masac": "effmarl.algos.offpolicy",
 }

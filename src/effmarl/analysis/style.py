@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.analysis.metrics import METHOD_ORDER, curves, seeds_text
 
 # One colour per sampler and per phase, the same in every figure (tab10).
@@ -22,7 +23,7 @@ PHASE_COLORS = {phase: _TAB10[i] for i, phase in enumerate(
 
 
 # Display names of the paper-2 algorithms and sparse-training methods (their table order is metrics.METHOD_ORDER).
-ALGO_NAMES = {"qmix": "QMIX", "ow_qmix": "OW-QMIX", "res_qmix": "RES-QMIX"}
+ALGO_NAMES = {name: v.display for name, v in QMIX_VARIANTS.items()}  # algos/variants.py
 METHOD_NAMES = {"dense": "Dense", "tiny": "Tiny", "static": "SS", "set": "SET", "rigl": "RigL", "rlx2": "RLx2",
                 "mast": "MAST"}
 
@@ -98,7 +99,8 @@ def method_name(method) -> str:
 
 
 def algo_name(algo) -> str:
-    return ALGO_NAMES.get(str(algo), str(algo))
+    v = QMIX_VARIANTS.get(str(algo))  # the table read live, so a variant added to it is named
+    return v.display if v is not None else str(algo)
 
 
 def map_name(name) -> str:

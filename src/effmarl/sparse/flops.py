@@ -23,6 +23,7 @@ from dataclasses import asdict, dataclass
 
 from torch import nn
 
+from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.nets.rnn_agent import GRUCell as ComposedGRUCell
 from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse.layers import AgentGRUCell, AgentLinear
@@ -118,16 +119,12 @@ def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: i
 
 def training_flops(algo: str, batch: int, f_agent: float, f_mix: float, *, f_unrestricted_agent: float = 0.0,
                    f_unrestricted_mix: float = 0.0, n_agents: int | None = None, n_actions: int | None = None) -> float:
-    """FLOPs of one training iteration (the paper's formulas); the F's are forward FLOPs per sample."""
-    if algo == "qmix":
-        return batch * 4 * (f_agent + f_mix)
-    if algo in ("ow_qmix", "owqmix", "wqmix"):
-        return batch * (3 * f_agent + 3 * f_mix + 4 * f_unrestricted_agent + 4 * f_unrestricted_mix)
-    if algo == "res":
-        if n_agents is None or n_actions is None:
-            raise ValueError("RES training FLOPs need n_agents and n_actions")
-        return batch * (4 * f_agent + (3 + 2 * n_agents * n_actions) * f_mix)
-    raise ValueError(f"no training-FLOPs formula for algo {algo!r}")
+    """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in algos/variants.py);
+    the F's are forward FLOPs per sample. `algo`: a QMIX-family variant or one of the paper's names for one."""
+    v = QMIX_VARIANTS.get(algo) or next((v for v in QMIX_VARIANTS.values() if algo in v.aliases), None)
+    if v is None:
+        raise ValueError(f"no training-FLOPs formula for algo {algo!r}")
+    return v.train_flops(batch, f_agent, f_mix, f_unrestricted_agent, f_unrestricted_mix, n_agents, n_actions)
 
 
 def summary(algo: str, batch: int, agent: ModuleLike, mixer: ModuleLike, topology: SparseTopology | None = None, *,

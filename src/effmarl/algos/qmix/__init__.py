@@ -1,5 +1,7 @@
 """Value-based MARL on SMAC-like maps: QMIX, OW-QMIX (WQMIX) and RES-QMIX with PyMARL's defaults, and MAST's
-dynamic sparse training of all three (paper 2). Split the way EPyMARL splits it; each module one job:
+dynamic sparse training of all three (paper 2). The variants are one table, algos/variants.py (networks, target
+operator, loss terms, FLOPs, cost, display name), which the modules below read. Split the way EPyMARL splits it;
+each module one job:
 
   networks.py   the GRU agents and mixers of an algorithm, built in one place; Tiny's narrowed widths
   operators.py  the target operator of each algorithm (double-Q max, OW-QMIX's central Q*, RES's softmax, Soft

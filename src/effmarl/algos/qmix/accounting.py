@@ -18,9 +18,9 @@ def accounting(learner, q: dict, episode_limit: int) -> dict:
     """FLOPs and size from the learner's masks, also as ratios to the dense model of the same layout, plus
     per-layer rows (key "layers")."""
     topology = learner.sparse.topology if learner.sparse else None
-    central = learner.algo == "ow_qmix"
+    central = learner.variant.central
     copies = learner.n_agents if q["shared_params"] else 1  # a shared agent network runs once per agent
-    out = flops.summary({"qmix": "qmix", "ow_qmix": "ow_qmix", "res_qmix": "res"}[learner.algo],
+    out = flops.summary(learner.algo,
                         q["batch_size"] * episode_limit, {"agent": learner.agent}, {"mixer": learner.mixer}, topology,
                         agent_copies=copies, unrestricted_agent={"central_agent": learner.central_agent} if central
                         else None, unrestricted_mixer={"central_mixer": learner.central_mixer} if central else None,

@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 from torch import nn
 
+from effmarl.algos.variants import variant
+
 NEG = -1e9  # operators.py's stand-in for -inf on unavailable actions
 
 
@@ -217,7 +219,7 @@ def make_loss(learner):
     """loss(online, target, batch, kind) -> (loss, stats) of `learner`'s configuration (its algo, settings, target
     operator and network structure; never its parameter values). online / target: {torch parameter name without
     the "target." prefix: array}; batch: the episode batch with float masks and int32 actions."""
-    algo, q, n_actions = learner.algo, learner.q, learner.n_actions
+    entry, q, n_actions = variant(learner.algo), learner.q, learner.n_actions
     per_agent = agent_value(learner.mellowmax) if learner.mellowmax else None
     mixer, central_mixer = learner.mixer, getattr(learner, "central_mixer", None)
 
@@ -226,16 +228,18 @@ def make_loss(learner):
 
     def values(online, target, inputs, q_online, q_target, avail, states):
         """V(s_t) [B, T+1] of the run's target operator (operators.py)."""
-        if per_agent is not None or algo == "ow_qmix":
-            if algo == "ow_qmix":
+        if per_agent is not None or entry.operator == "ow_central":
+            if entry.central:
                 central = agent_unroll(sub(target, "central_agent."), inputs)
                 qs = per_agent(central, avail) if per_agent else _at(central, greedy(q_online, q_target, avail))
                 return mix(central_mixer, sub(target, "central_mixer."), qs, states)
             return mix(mixer, sub(target, "mixer."), per_agent(q_target, avail), states)
         best = greedy(q_online, q_target, avail)
-        if algo == "qmix":
+        if entry.operator == "double_q_max":
             return mix(mixer, sub(target, "mixer."), _at(q_target, best), states)
-        n, m = q_online.shape[-2], q_online.shape[-1]  # res_qmix: one-agent deviations from the greedy joint action
+        if entry.operator != "res_softmax":
+            raise NotImplementedError(f"{learner.algo}: operator {entry.operator!r} has no JAX form in functional.py")
+        n, m = q_online.shape[-2], q_online.shape[-1]  # RES: one-agent deviations from the greedy joint action
         eye = jnp.eye(n, dtype=bool).reshape(n, 1, n)
 
         def counterfactual(qs):  # [..., n, m] -> [..., n*m, n]
@@ -262,7 +266,7 @@ def make_loss(learner):
         n_valid = jnp.maximum(mask.sum(), 1.0)
         td = jnp.where(mask > 0, q_tot - y, 0.0)
         stats = {}
-        if algo == "ow_qmix":
+        if "ow_weighting" in entry.losses:
             weights = jnp.where(td < 0, 1.0, q["ow_w"])
             central_q = agent_unroll(sub(online, "central_agent."), inputs)[:, :-1]
             central_tot = mix(central_mixer, sub(online, "central_mixer."), _at(central_q, actions[:, :-1]),
@@ -272,7 +276,7 @@ def make_loss(learner):
             stats.update(central_loss=central_loss, ow_weight_mean=(weights * mask).sum() / n_valid)
         else:
             total = (td ** 2).sum() / n_valid
-        if algo == "res_qmix":
+        if "res_regulariser" in entry.losses:
             g = discounted_returns(rewards, mask, q["gamma"])
             reg = (jnp.where(mask > 0, q_tot - g, 0.0) ** 2).sum() / n_valid
             total = total + q["res_lambda"] * reg

@@ -21,6 +21,7 @@ from torch import nn
 
 from effmarl.algos.qmix.networks import build_networks
 from effmarl.algos.qmix.operators import choose_operator, greedy_actions
+from effmarl.algos.variants import variant
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.replay import episode
 from effmarl.sparse import SparseTraining
@@ -42,6 +43,7 @@ class Learner(nn.Module):
                  initial_masks: dict[str, torch.Tensor] | None = None, agent_shares: list[float] | None = None):
         super().__init__()
         self.algo, self.q, self.n_agents, self.n_actions, self.mellowmax = algo, q, n_agents, n_actions, mellowmax
+        self.variant = variant(algo)  # its table entry (algos/variants.py): networks, operator, loss terms
         self.operator = choose_operator(algo, mellowmax)
         for name, module in build_networks(algo, q, n_agents, obs_dim, n_actions, state_dim).items():
             self.add_module(name, module)
@@ -122,7 +124,7 @@ class Learner(nn.Module):
         n_valid = mask.sum().clamp(min=1)
         td = torch.where(mask, q_tot - y, torch.zeros_like(q_tot))
         stats = {}
-        if self.algo == "ow_qmix":
+        if "ow_weighting" in self.variant.losses:
             weights = torch.where(td < 0, torch.ones_like(td), torch.full_like(td, q["ow_w"]))
             central_q = self.unroll(self.central_agent, inputs, mask)[:, :-1]
             central_chosen = central_q.gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
@@ -133,7 +135,7 @@ class Learner(nn.Module):
             stats.update(central_loss=central_loss, ow_weight_mean=(weights * mask).sum() / n_valid)
         else:
             loss = (td ** 2).sum() / n_valid
-        if self.algo == "res_qmix":
+        if "res_regulariser" in self.variant.losses:
             g = discounted_returns(rewards, mask, q["gamma"])
             reg = (torch.where(mask, q_tot - g, torch.zeros_like(q_tot)) ** 2).sum() / n_valid
             loss = loss + q["res_lambda"] * reg

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from effmarl.algos.variants import variant
 from effmarl.nets.mixers import CentralFFMixer, QMixer
 from effmarl.nets.rnn_agent import RNNAgent, input_dim, linear_factory
 from effmarl.sparse.mast import sparsifiable_count, tiny_width_for
@@ -17,15 +18,17 @@ from effmarl.sparse.mast import sparsifiable_count, tiny_width_for
 
 def build_networks(algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int,
                    state_dim: int) -> dict[str, nn.Module]:
-    """{"agent", "mixer"} (+ "central_agent", "central_mixer" for ow_qmix) with the widths of `q`."""
+    """The networks of `algo`'s table entry (algos/variants.py: {"agent", "mixer"}, + "central_agent",
+    "central_mixer" for ow_qmix), built in its order with the widths of `q`."""
     linear = linear_factory(n_agents, q["shared_params"])
     in_dim = input_dim(obs_dim, n_actions, n_agents)
-    nets = {"agent": RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear),
-            "mixer": QMixer(n_agents, state_dim, q["mixing_embed_dim"], q["hypernet_embed"], q["hypernet_layers"])}
-    if algo == "ow_qmix":
-        nets["central_agent"] = RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear)
-        nets["central_mixer"] = CentralFFMixer(n_agents, state_dim, q["central_mixing_embed_dim"])
-    return nets
+    builders = {
+        "agent": lambda: RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear),
+        "mixer": lambda: QMixer(n_agents, state_dim, q["mixing_embed_dim"], q["hypernet_embed"], q["hypernet_layers"]),
+        "central_agent": lambda: RNNAgent(in_dim, n_actions, q["rnn_hidden_dim"], linear),
+        "central_mixer": lambda: CentralFFMixer(n_agents, state_dim, q["central_mixing_embed_dim"]),
+    }
+    return {name: builders[name]() for name in variant(algo).networks}
 
 
 def narrowed(q: dict, width: int) -> dict:

@@ -15,7 +15,8 @@ learner's target networks mix. `choose_operator` picks one per run, once:
               `mellowmax.operator` swaps the per-agent operator for the paper's Fig. 16 comparison: mellowmax,
               the Boltzmann softmax operator (inverse temperature mellowmax.beta) or a plain max.
 
-Adding a target variant means adding one function here and one line in `choose_operator`.
+Adding a target variant means adding one function here and naming it in the variant's table entry
+(algos/variants.py).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from collections.abc import Callable
 
 import torch
 
+from effmarl.algos.variants import variant
 from effmarl.targets.mellowmax import masked_max, mellowmax, soft_mellowmax, softmax_operator
 
 NEG = -1e9  # stands for -inf on unavailable actions (finite, so that masked products stay finite)
@@ -86,7 +88,7 @@ def per_agent_operator(value: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     """The target mixer over each agent's `value` of the target agents' Q (OW-QMIX: the target central agent's
     values into the target central mixer Q*)."""
     def op(learner, inputs, q_online, q_target, avail, states) -> torch.Tensor:
-        if learner.algo == "ow_qmix":
+        if learner.variant.central:
             central = learner.unroll(learner.target["central_agent"], inputs)
             return learner.target["central_mixer"](value(central, avail), states)
         return learner.target["mixer"](value(q_target, avail), states)
@@ -103,4 +105,4 @@ def choose_operator(algo: str, mellowmax: dict | None) -> Operator:
     "beta"}) the target mixer over each agent's chosen operator replaces it."""
     if mellowmax:
         return per_agent_operator(agent_value(mellowmax))
-    return {"qmix": double_q_max, "ow_qmix": ow_central, "res_qmix": res_softmax}[algo]
+    return globals()[variant(algo).operator]  # the function of this module its table entry names

@@ -1,0 +1,89 @@
+"""The QMIX family's variants, one table: everything else (schema enum, training module and cross-field checks,
+networks, target operator, extra loss terms, FLOPs, cost model, display name, the workflow's and the analysis's
+lists) reads it.
+
+Adding a variant is one `Variant` entry in `QMIX_VARIANTS` plus its own functions (a target operator in
+algos/qmix/operators.py and its JAX twin in algos/qmix/functional.py when it reuses none, a FLOPs formula here).
+The table is plain Python (no torch, no jax), so the schema, the workflow and the figure modules can read it;
+the learner resolves the names below inside algos/qmix.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+# The networks a variant can build (algos/qmix/networks.py): PyMARL's GRU agent and QMIX's hypernetwork mixer,
+# and OW-QMIX's central GRU agent and unrestricted feed-forward central mixer Q*.
+QMIX_NETWORKS = ("agent", "mixer")
+CENTRAL_NETWORKS = ("agent", "mixer", "central_agent", "central_mixer")
+
+
+def qmix_flops(batch: int, f_agent: float, f_mix: float, f_unrestricted_agent: float, f_unrestricted_mix: float,
+               n_agents: int | None, n_actions: int | None) -> float:
+    return batch * 4 * (f_agent + f_mix)
+
+
+def ow_qmix_flops(batch: int, f_agent: float, f_mix: float, f_unrestricted_agent: float, f_unrestricted_mix: float,
+                  n_agents: int | None, n_actions: int | None) -> float:
+    return batch * (3 * f_agent + 3 * f_mix + 4 * f_unrestricted_agent + 4 * f_unrestricted_mix)
+
+
+def res_qmix_flops(batch: int, f_agent: float, f_mix: float, f_unrestricted_agent: float, f_unrestricted_mix: float,
+                   n_agents: int | None, n_actions: int | None) -> float:
+    if n_agents is None or n_actions is None:
+        raise ValueError("RES training FLOPs need n_agents and n_actions")
+    return batch * (4 * f_agent + (3 + 2 * n_agents * n_actions) * f_mix)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One QMIX-family algorithm (config field `algo`).
+
+    networks:    the networks it builds, in build order (networks.py); with "central_agent"/"central_mixer" the
+                 central ones are counted as the unrestricted networks of its FLOPs and their Q* takes the
+                 per-agent operator's values (operators.py)
+    operator:    its target operator: a function name in algos/qmix/operators.py (torch) and the matching branch
+                 of algos/qmix/functional.py (JAX)
+    losses:      extra loss terms besides the squared TD error: "ow_weighting" (OW-QMIX's weighted TD error and
+                 central Q* loss, qmix.ow_w and qmix.central_loss), "res_regulariser" (RES's regulariser towards
+                 the discounted return, qmix.res_lambda)
+    train_flops: the paper's FLOPs of one training iteration (sparse/flops.py), forward FLOPs per sample in
+    cost_factor: its learner update's cost relative to qmix's (resources.py's runtime model)
+    display:     its name in figures and tables
+    aliases:     other names of it that training_flops accepts (the paper's)
+    """
+    name: str
+    display: str
+    networks: tuple[str, ...]
+    operator: str
+    losses: tuple[str, ...]
+    train_flops: Callable[..., float]
+    cost_factor: float
+    aliases: tuple[str, ...] = ()
+    module: str = "effmarl.algos.qmix"                    # exposes run(cfg, rundir) and run_lockstep
+    checks: str = "effmarl.algos.qmix:check_config"       # its cross-field checks (config.py)
+
+    @property
+    def central(self) -> bool:
+        return "central_mixer" in self.networks
+
+
+# Relative update costs (cost_factor) on 3m, measured (step_cost.csv, update_s): ow_qmix and res_qmix against qmix.
+# A ratio below 1 is taken as 1 (no discount: the machine they were measured on is shared, and a late job is lost
+# work).
+QMIX_VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant("qmix", "QMIX", QMIX_NETWORKS, "double_q_max", (), qmix_flops, 1.0),
+    Variant("ow_qmix", "OW-QMIX", CENTRAL_NETWORKS, "ow_central", ("ow_weighting",), ow_qmix_flops, 2.495,
+            aliases=("owqmix", "wqmix")),
+    Variant("res_qmix", "RES-QMIX", QMIX_NETWORKS, "res_softmax", ("res_regulariser",), res_qmix_flops, 1.592,
+            aliases=("res",)),
+)}
+
+
+def variant(algo: str) -> Variant:
+    """The table entry of `algo`; KeyError naming the known variants for any other algorithm."""
+    try:
+        return QMIX_VARIANTS[algo]
+    except KeyError:
+        raise KeyError(f"{algo!r} is not a QMIX-family variant ({', '.join(QMIX_VARIANTS)})") from None
