@@ -48,7 +48,8 @@ class Variant:
     losses:      extra loss terms besides the squared TD error: "ow_weighting" (OW-QMIX's weighted TD error and
                  central Q* loss, qmix.ow_w and qmix.central_loss), "res_regulariser" (RES's regulariser towards
                  the discounted return, qmix.res_lambda)
-    train_flops: the paper's FLOPs of one training iteration (sparse/flops.py), forward FLOPs per sample in
+    train_flops: the paper's FLOPs of one training iteration (sparse/flops.py) from the forward FLOPs per sample
+                 of its networks (agent, mixer and, for central variants, the unrestricted ones)
     cost_factor: its learner update's cost relative to qmix's (resources.py's runtime model)
     display:     its name in figures and tables
     aliases:     other names of it that training_flops accepts (the paper's)
