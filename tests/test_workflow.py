@@ -10,6 +10,9 @@ import pytest
 import yaml
 from conftest import PROFILES, ROOT, run_cli
 
+from effmarl.analysis.figures import FIGURES
+from effmarl.analysis.tables import TABLES
+
 # Snakemake lints we waive, with the reason. Everything else `snakemake --lint` reports fails the test.
 WAIVED_LINTS = {
     "Specify a conda environment or container for each rule.":
@@ -56,15 +59,21 @@ def test_aggregate_takes_every_run_table_as_an_input_so_a_missing_table_fails_at
 
 
 
-def test_every_registered_figure_and_table_has_a_caption_with_paper_and_claim():
-    from effmarl.analysis.figures import FIGURES
-    from effmarl.analysis.tables import TABLES
+def test_report_captions_are_written_from_the_modules_that_make_the_outputs():
+    """Each figure and table was described three times (module docstring, CAPTION, report .rst), and the .rst's
+    'What it shows' had drifted from CAPTION. Every registered output's module now declares CAPTION, REPRODUCES and
+    CLAIM, and its workflow/report/<kind>/<name>.rst is exactly what `python -m effmarl.analysis.report` writes
+    from them (run it after changing one)."""
+    from effmarl.analysis import report
 
-    for kind, names in (("figures", FIGURES), ("tables", TABLES)):
-        for name in names:
-            caption = (ROOT / "workflow" / "report" / kind / f"{name}.rst").read_text()
-            for part in ("**What it shows.**", "**Reproduces.**", "**Claim it supports.**"):
-                assert part in caption, f"{kind}/{name}.rst lacks {part}"
+    expected = report.captions()
+    assert len(expected) == len(FIGURES) + len(TABLES)
+    for path, text in expected.items():
+        assert path.read_text() == text, f"{path.relative_to(ROOT)}: run python -m effmarl.analysis.report"
+        for part in ("**What it shows.** ", "**Reproduces.** ", "**Claim it supports.** "):
+            assert part in text and not text.split(part)[1].startswith("\n"), (path.name, part)
+    assert {p.name for p in (ROOT / "workflow" / "report" / "figures").glob("*.rst")} == {f"{n}.rst" for n in FIGURES}
+    assert {p.name for p in (ROOT / "workflow" / "report" / "tables").glob("*.rst")} == {f"{n}.rst" for n in TABLES}
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -1,7 +1,8 @@
 # One rule per registered figure and table (see add_figure / add_table in common.smk), generated here so that
 # each declares its named inputs (role -> files, checked at DAG time) and carries its own report caption:
 # workflow/report/{figures,tables}/<name>.rst says what the output shows, which paper figure or table it reproduces and the claim
-# it supports. `snakemake --report report.html` collects every figure (PNG) and table (CSV) with that caption.
+# it supports (written from the module's CAPTION, REPRODUCES and CLAIM by `python -m effmarl.analysis.report`).
+# `snakemake --report report.html` collects every figure (PNG) and table (CSV) with that caption.
 REPORT_CAPTIONS = "../report"  # relative to this file
 
 

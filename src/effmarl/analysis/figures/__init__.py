@@ -1,4 +1,5 @@
-"""One module per figure; each exposes `CAPTION` and
+"""One module per figure; each exposes `CAPTION`, `REPRODUCES`, `CLAIM` (the one source of its captions:
+effmarl.analysis.report writes its report caption from them) and
 `make(inputs: list[str]) -> (matplotlib Figure, the run table it shows, for the footer naming its runs)`."""
 
 FIGURES = {

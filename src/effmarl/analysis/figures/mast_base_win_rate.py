@@ -11,6 +11,8 @@ from effmarl.analysis.style import ALGO_NAMES
 CAPTION = ("Test win rate of greedy QMIX-family agents on SMAX maps (jaxmarl's JAX re-implementation of SMAC, "
            "heuristic enemy) against environment steps; line = mean over seeds, band = 95 % bootstrap CI. "
            "64zg_approx is an approximation of 2c_vs_64zg (SMAX has no colossus, splash damage or cliffs).")
+REPRODUCES = "Paper 2, the dense baselines of figures 13-15 (learning curves per algorithm)."
+CLAIM = "The dense value-based learners MAST sparsifies learn the maps."
 
 
 INPUTS = {"metrics": "metrics.summary.parquet of the mast_base study"}

@@ -15,6 +15,9 @@ CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 1
            "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
            "interval (none for 1 seed); "
            "n = seeds above each bar.")
+REPRODUCES = "Paper 2, Figure 1."
+CLAIM = ("MAST keeps > 90 % win rate on 3s5z with 10 % of the parameters where the other sparse methods fall "
+         "behind (within SMAX, not SMAC).")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_fig1"}
 

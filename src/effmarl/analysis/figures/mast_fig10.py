@@ -20,6 +20,9 @@ CAPTION = ("Paper 2, Figure 10 on SMAX: static sparse training from a random tic
            "rate, each seed Savitzky-Golay smoothed (window 21, order 2, ≤ 1/3 of its length), mean over seeds "
            "with a 95 % bootstrap band; right: IQM over seeds of the per-run mean of the last min(20, available) "
            "evaluations in the final 10 % of training, with its 95 % interval (none for 1 seed); n = seeds.")
+REPRODUCES = "Paper 2, Figure 10."
+CLAIM = ("MAST's topology alone (winning ticket) does not recover its performance: learning the topology "
+         "during training matters.")
 
 INPUTS = {"tickets": "metrics.summary.parquet of mast_tickets",
           "mast": OPTIONAL + "metrics.summary.parquet of the MAST runs whose masks the tickets took"}

@@ -18,6 +18,8 @@ CAPTION = ("Paper 2, Figure 11 on SMAX: MAST's final masks per agent. Heat map =
            "network layer's weights per agent (active / numel), mean over seeds (n = seeds in the title). With the "
            "masks themselves: first layer (agent.fc1.weight), the fraction of hidden units each input feature "
            "(observation, last action, agent id) stays connected to, per agent, mean over the given runs.")
+REPRODUCES = "Paper 2, Figure 11 (and the mask figures 19-25 in our form)."
+CLAIM = "MAST gives different agents different topologies and concentrates connections on informative inputs."
 
 INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
           "mask_files": OPTIONAL + "masks.pt files of MAST runs of one configuration"}

@@ -20,6 +20,8 @@ CAPTION = ("Paper 2, Figure 12 on SMAX: left, active connections per agent (summ
            "learned allocation vs manual budgets (equal per agent, by unit type): IQM over seeds of the per-run "
            "mean test win rate of the last min(20, available) evaluations in the final 10 % of training, 95 % "
            "interval.")
+REPRODUCES = "Paper 2, Figure 12."
+CLAIM = "The budget MAST learns to share between agents and unit types beats fixed manual splits."
 
 INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
           "allocation": OPTIONAL + "metrics.summary.parquet of mast_alloc"}

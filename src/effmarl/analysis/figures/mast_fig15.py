@@ -15,6 +15,8 @@ CAPTION = ("Paper 2, Figure 15: test win rate of RES-QMIX against environment st
            "every method at the sparsity chosen for the map (highest MAST sparsity within 3 % of dense). Each "
            "seed's curve is Savitzky-Golay smoothed (window 21, order 2, ≤ 1/3 of its length); line = mean over "
            "seeds, band = 95 % percentile-bootstrap interval (none for 1 seed); legends give n = seeds.")
+REPRODUCES = "Paper 2, Figure 15."
+CLAIM = "MAST-RES follows the dense curve at high sparsity."
 
 INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
           "sweep": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)",

@@ -12,6 +12,8 @@ CAPTION = ("Paper 2, Figure 16 on SMAX: MAST's test win rate with the max, softm
            "operators in its targets, against environment steps. Each seed Savitzky-Golay smoothed (window 21, "
            "order 2, ≤ 1/3 of its length), seeds aligned on the evaluation grid; line = mean, band = 95 % "
            "percentile-bootstrap interval (none for 1 seed); legend gives n = seeds.")
+REPRODUCES = "Paper 2, Figure 16."
+CLAIM = "Soft Mellowmax is the best of the four operators for sparse value learning."
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
 

@@ -16,6 +16,9 @@ CAPTION = ("Paper 2, Figure 4 on SMAX: win rate of RigL-QMIX with n-step targets
            "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
            "interval (none for 1 seed); legend "
            "gives n = seeds.")
+REPRODUCES = "Paper 2, Figure 4 (multi-step length vs model size)."
+CLAIM = ("The best multi-step length depends on model size, which motivates MAST's hybrid TD(λ) instead of a "
+         "fixed n.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_nstep"}
 

@@ -15,6 +15,8 @@ CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellow
            "rate; right: value estimate (mean Q of the taken actions, q_taken_mean) against environment steps. Each "
            "seed Savitzky-Golay smoothed (window 21, order 2, ≤ 1/3 of its length), seeds aligned on the evaluation "
            "grid; line = mean, band = 95 % percentile-bootstrap interval (none for 1 seed); legends give n = seeds.")
+REPRODUCES = "Paper 2, Figure 5."
+CLAIM = "Soft Mellowmax curbs the overestimation of sparse value networks and improves their win rate."
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
 

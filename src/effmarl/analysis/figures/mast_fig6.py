@@ -13,6 +13,9 @@ CAPTION = ("Paper 2, Figure 6 on SMAX: test win rate with a single replay buffer
            "smoothed (window 21, order 2, ≤ 1/3 of its length), seeds aligned on the evaluation grid; line = mean, "
            "band = 95 % percentile-bootstrap interval (none for 1 seed); legends give n = seeds. An unset "
            "dual_buffer.enabled is the default: dual for MAST, single otherwise.")
+REPRODUCES = "Paper 2, Figure 6."
+CLAIM = ("The dual buffer (50:1 sizes, 3:1 batch split) helps sparse training; its effect on the dense model "
+         "is shown alongside.")
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_buffer"}
 

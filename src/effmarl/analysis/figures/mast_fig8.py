@@ -23,6 +23,9 @@ CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse
            "mean test win rate of the last min(20, available) evaluations in the final 10 % of training; error "
            "bar = 95 % percentile-bootstrap "
            "interval (none for 1 seed); legend gives n = seeds.")
+REPRODUCES = "Paper 2, Figure 8."
+CLAIM = ("MAST holds the dense win rate to higher sparsity than the baselines; the sweep also chooses Table "
+         "1's sparsity.")
 
 INPUTS = {"fig8": "optional: metrics.summary.parquet of mast_fig8",
           "baselines": "optional: metrics.summary.parquet of mast_table1 (Table 1's baselines at the chosen sparsity)",

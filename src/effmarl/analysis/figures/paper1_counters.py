@@ -29,6 +29,9 @@ CAPTION = ("Paper 1, Figure 4 (cache behaviour of the sampling phase): cache mis
            "stack offsets) with the same stored transitions, n is written in each panel. Source named in each "
            "panel (cachegrind: simulated D1 / last-level data misses; perf: hardware events). Differences not "
            "above the subtraction's noise are marked '≤ noise', not drawn as values.")
+REPRODUCES = "Paper 1, Figure 4 (cache counters of the sampling phase)."
+CLAIM = ("Neighbor sampling's saving comes from fewer cache misses (locality); a difference whose two ranges "
+         "overlap is within the layout's spread and does not show it.")
 INPUTS = {"counters": "counters.parquet of `effmarl counters`"}
 METRICS = {"cachegrind": ["D1m", "DLm"], "perf": ["L1-dcache-load-misses", "LLC-load-misses", "cache-misses"]}
 METRIC_NAMES = {"D1m": "D1 data misses", "DLm": "last-level data misses"}

@@ -25,6 +25,10 @@ CAPTION = ("Paper 1, Figure 3's neighbor window k (no paper figure: the paper do
            "min–max with 2, none with 1). Above the panels: the fastest k by mean and whether its interval is "
            "separated from the next fastest k's. k = 1 draws exactly what uniform sampling draws. Dashed: the random "
            "policy's mean predators' return at the same N.")
+REPRODUCES = ("Paper 1, Figure 3's neighbor window k. No paper figure: the paper does not publish its window; this "
+              "sweep chooses and justifies the k of the neighbor runs (docs/specification.md, paper-1 decisions).")
+CLAIM = ("The headline k saves sampling time without costing reward; the headline says whether the fastest k "
+         "is faster than the next beyond the spread of its seeds.")
 INPUTS = {"phases": "phases.summary.parquet of the k-sweep study",
           "metrics": "metrics.summary.parquet of the k-sweep study",
           "random": "optional: metrics.summary.parquet of the random policy (the floor)"}

@@ -20,6 +20,9 @@ CAPTION = ("Paper 1, Figure 1 per run: share of training time per phase (action 
            "buffer add, and the update phases sampling, target-Q, Q loss, P loss, target update), one bar per run "
            "of the study, grouped by configuration (algorithm, agents, storage, sampler, window k) with one bar per "
            "seed. Phases timed inside the training loop, from the first update round on (the warm-up is left out).")
+REPRODUCES = ("Paper 1, Figure 1 (training-time breakdown by phase; figures numbered as in docs/specification.md) "
+              "at the resolution of single runs; for the k sweep, one group of bars per window k.")
+CLAIM = "Mini-batch sampling is a large part of 'update all trainers', and neighbor sampling shrinks it."
 INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
 SEED = "cfg.seed"
 GROUP_GAP = 0.6  # blank bar heights between two configuration groups

@@ -14,6 +14,9 @@ CAPTION = ("Paper 1, Figure 6: predators' return per episode (summed over the pr
            "single seed has no band), moving average over 5 % of the episodes; dashed: the random policy's mean "
            "predators' return at the same N. One panel per algorithm and N; storages pooled per seed (they train "
            "identically).")
+REPRODUCES = "Paper 1, figure 6 (reward curves)."
+CLAIM = ("Neighbor sampling causes no significant degradation of reward, where both samplers' predators learn "
+         "(clear the random policy).")
 INPUTS = {"metrics": "metrics.summary.parquet of the reward study (any number)",
           "random": "optional: metrics.summary.parquet of the random policy (the floor)"}
 

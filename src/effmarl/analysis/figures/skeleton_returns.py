@@ -11,6 +11,8 @@ from effmarl.analysis.metrics import team_returns
 CAPTION = ("Episode return of a uniform random policy on MPE predator-prey (mpe2 simple_tag_v3), summed "
            "over each team's agents, by number of agents N, on a symmetric-log axis (returns grow with N and the "
            "prey's are negative, so a linear axis would flatten N ≤ 12). The reward floor learning must beat.")
+REPRODUCES = "No paper figure: the walking skeleton of the workflow, and the reward floor for paper 1's learners."
+CLAIM = "Any learned policy of figure 6 (reward curves) must beat these returns."
 INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
 
 

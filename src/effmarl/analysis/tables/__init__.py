@@ -1,4 +1,5 @@
-"""One module per table; each exposes `make(inputs: list[str]) -> pandas.DataFrame` and `CAPTION`."""
+"""One module per table; each exposes `make(inputs: list[str]) -> pandas.DataFrame` and `CAPTION`, `REPRODUCES`,
+`CLAIM` (the one source of its captions: effmarl.analysis.report writes its report caption from them)."""
 
 TABLES = {
     "skeleton_returns": "effmarl.analysis.tables.skeleton_returns",

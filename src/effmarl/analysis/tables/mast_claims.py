@@ -30,6 +30,8 @@ CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates 
            "available) evaluations, IQM over seeds with a 95 % bootstrap interval. Sparsity per cell: the highest "
            "MAST sparsity within 3 % of dense (table mast_selection). 'not measured' where the profile has no such "
            "run.")
+REPRODUCES = "Paper 2's abstract and Table 1 claims."
+CLAIM = "All of them, side by side: SMAX is not SMAC, so only dense vs sparse within SMAX is compared."
 NOT_MEASURED = "not measured"
 SMAX_CAVEAT = "SMAX is not SMAC: compare dense vs sparse within SMAX, not absolute win rates with the paper"
 PAPER_AVERAGE = {"qmix": 10.0, "ow_qmix": 9.0, "res_qmix": 8.0}

@@ -16,6 +16,8 @@ CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate aga
            'last min(20, available) '
            "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap "
            "interval (none for 1 seed), mean and std; `seeds` = runs per row.")
+REPRODUCES = "Paper 2, Table 10."
+CLAIM = "Δm = 200 updates is a good topology-update interval."
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_dm"}
 

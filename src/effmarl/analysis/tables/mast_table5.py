@@ -15,6 +15,8 @@ CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. 
            "normalised = mean / dense mean, ± std / dense mean; `normalised IQM [95 % CI]` = IQM / dense IQM with "
            "its stratified-bootstrap interval and `p_improvement` = the probability that a run of the method beats a "
            "dense run (as Table 1); `seeds` = runs per cell.")
+REPRODUCES = "Paper 2, Table 5."
+CLAIM = "The spread over seeds behind Table 1's comparison."
 
 INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
           "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",

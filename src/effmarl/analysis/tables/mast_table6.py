@@ -16,6 +16,8 @@ CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate agai
            'of the last min(20, available) evaluations in the final 10 % of training; over seeds the IQM with a '
            '95 % percentile-bootstrap '
            'interval (none for 1 seed), mean and std; `seeds` = runs per row.')
+REPRODUCES = "Paper 2, Table 6."
+CLAIM = "One-step targets first, λ-returns after a burn-in (paper: T0 = 0.75 M of 2 M steps) work best."
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_t0"}
 

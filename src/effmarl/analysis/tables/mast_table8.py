@@ -13,6 +13,8 @@ CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over
            "(columns). Cell: IQM over seeds of the per-run mean test win rate of the last min(20, available) "
            "evaluations in the final 10 % of training, its 95 % percentile-bootstrap interval (none for 1 seed) "
            "and n = seeds; * marks the default (α = 1, ω = 10).")
+REPRODUCES = "Paper 2, Table 8."
+CLAIM = "Soft Mellowmax is robust over a range of (α, ω)."
 
 INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_smm"}
 

@@ -13,6 +13,9 @@ from effmarl.analysis.metrics import change_pct, grid_keys, sampling_per_round
 CAPTION = ("Paper 1, Figure 3 measured inside training: mini-batch sampling phase per update round (ms), one row per "
            "run, by the study's grid keys (algorithm, N, replay storage, sampler, neighbor window k, seed); change "
            "relative to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys.")
+REPRODUCES = ("Paper 1, Figure 3's numbers (figures numbered as in docs/specification.md), measured inside "
+              "training rather than in the micro-benchmark.")
+CLAIM = "Neighbor sampling cuts the sampling phase by 26.66 % (N = 3) and 27.39 % (N = 12)."
 INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
 SHOWN = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k",
          "cfg.seed"]

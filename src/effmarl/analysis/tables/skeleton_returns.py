@@ -8,6 +8,8 @@ from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import team_returns
 
 CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."
+REPRODUCES = "No paper table: the numbers behind the skeleton figure."
+CLAIM = "The reward floor paper 1's learners must beat."
 INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
 
 
