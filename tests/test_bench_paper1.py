@@ -21,7 +21,7 @@ def bench(smoke_workflow):
 
 def test_sampling_table(bench):
     table = pd.read_csv(f"{bench}.sampling.csv")
-    assert len(table) == len(paper1.sampling_configs(16)) == 12 and (table["rounds"] == 2).all()
+    assert len(table) == len(paper1.sampling.sampling_configs(16)) == 12 and (table["rounds"] == 2).all()
     base = table[(table.storage == "reference") & (table.sampler == "uniform") & (table.batch_mode == "per_agent")]
     assert base["speedup_vs_paper_baseline"].tolist() == [1.0]
     # bytes per round by hand: N = 3, obs width 14 (predators), 5 actions: obs + next_obs 2·3·14, act 3·5,
