@@ -28,13 +28,13 @@ from effmarl.envs import make_env
 HIDDEN = 64
 
 
-def joint_width(n_agents: int) -> tuple[int, int]:
-    """(W, A): the stacked critic's padded joint-input width N·(max obs width + actions) and the action count."""
+def joint_width(n_agents: int) -> int:
+    """W: the stacked critic's padded joint-input width N·(max obs width + actions)."""
     env = make_env(validate({"study": "bench", "algo": "maddpg", "seed": 0,
                              "env": {"backend": "mpe_vec", "n_agents": n_agents}}, part="run")["env"])
     spec = env.spec
     env.close()
-    return n_agents * (max(spec.obs_dims) + spec.n_actions[0]), spec.n_actions[0]
+    return n_agents * (max(spec.obs_dims) + spec.n_actions[0])
 
 
 def time_form(form: str, n: int, batch: int, width: int, repeats: int) -> float:
@@ -68,7 +68,7 @@ def main() -> None:
     torch.set_num_threads(1)
     print("agents  width  form      ms_fwd+wgrad  GFLOP/s  round_first_layer_floor_ms")
     for n in args.agents:
-        width, _ = joint_width(n)
+        width = joint_width(n)
         flop = 2 * 2 * n * args.batch * width * HIDDEN          # forward + weight gradient
         for form in ("batched", "one_gemm"):
             seconds = time_form(form, n, args.batch, width, args.repeats)
