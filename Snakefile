@@ -39,12 +39,9 @@ FIGURES = config["figures_dir"]
 include: "workflow/rules/common.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/lockstep.smk"
-include: "workflow/rules/skeleton.smk"
-include: "workflow/rules/mast_base.smk"
-include: "workflow/rules/mast.smk"
 include: "workflow/rules/paper1.smk"
 include: "workflow/rules/bench.smk"
-include: "workflow/rules/outputs.smk"  # after the study files: one rule per figure / table they registered
+include: "workflow/rules/outputs.smk"  # one rule per figure / table the profile makes (effmarl.outputs)
 
 
 rule all:

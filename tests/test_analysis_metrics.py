@@ -84,14 +84,15 @@ def test_paired_differences_only_from_keys_present_on_both_sides():
 
 
 def test_named_inputs_reject_unknown_and_missing_roles_naming_them():
-    roles = {"phases": "phases table", "metrics": "metrics table"}
+    roles = {"phases": {"doc": "phases table"}, "metrics": {"doc": "metrics table"},
+             "random": {"doc": "the floor", "optional": True}}
     assert named_inputs(["phases=a.parquet", "metrics=b.parquet", "phases=c.parquet"], roles) == \
-        {"phases": ["a.parquet", "c.parquet"], "metrics": ["b.parquet"]}
-    with pytest.raises(ConfigError, match="'metrics'"):
+        {"phases": ["a.parquet", "c.parquet"], "metrics": ["b.parquet"], "random": []}
+    with pytest.raises(ConfigError, match="'metrics' \\(metrics table\\) not given"):
         named_inputs(["phases=a.parquet"], roles)
     with pytest.raises(ConfigError, match="ROLE=PATH"):
         named_inputs(["a.parquet", "metrics=b.parquet"], roles)
-    assert named_inputs(["a.parquet"], {"metrics": "m"}) == {"metrics": ["a.parquet"]}  # one role: bare paths
+    assert named_inputs(["a.parquet"], {"metrics": {"doc": "m"}}) == {"metrics": ["a.parquet"]}  # bare paths
 
 
 def test_cli_reports_a_missing_input_role_in_one_line(tmp_path):

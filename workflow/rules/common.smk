@@ -4,10 +4,11 @@ import re
 import shlex
 
 from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl.outputs import profile_outputs
 from effmarl.studies import process_groups, selection_studies
 from effmarl.resources import for_process, for_run
 
-# Final outputs, registered by the study .smk files as {group: [paths]}; the target `all` builds them all.
+# Final outputs, registered as {group: [paths]} (outputs.smk, bench.smk); the target `all` builds them all.
 STUDY_TARGETS = {}
 
 
@@ -51,8 +52,11 @@ def train_kind(files):
     return "offpolicy" if "counters.json" in files else "random"
 
 
-# The MAST sparsity selection (paper 2 Table 1: the highest sparsity at which MAST stays within 3 % of dense),
-# a table made from studies mast_dense and mast_sweep; studies with sparsity_from: selection read it.
+# The MAST sparsity selection (paper 2 Table 1: the highest sparsity at which MAST stays within 3 % of dense), table
+# mast_selection made from studies mast_dense and mast_sweep. Table 1 in two stages ("all other baselines are
+# evaluated under the same sparsity level"): studies with sparsity_from: selection get the sparsity it chose for
+# their (algo, map) written into their configs by run_config_selected (runs.smk), so the selection is an output
+# with provenance that decides their runs.
 SELECTION = f"{FIGURES}/mast/tables/selection.csv"
 SELECTED = selection_studies(config)
 
@@ -110,9 +114,9 @@ def output_stem(wildcards, output):
     return os.path.splitext(output[0])[0]
 
 
-# Figures and tables, registered by the study .smk files and made by one rule each (outputs.smk), as
-# {(group, stem): {"name": registered figure/table name, "inputs": {role: [paths]}}}; the roles are those the
-# module declares in INPUTS. A group is the folder under FIGURES: a study's name, or a paper ("paper1",
+# Figures and tables, registered from what their modules declare (effmarl.outputs, outputs.smk), each made by its
+# own job, as {(group, stem): {"name": registered figure/table name, "inputs": {role: [paths]}}}; the roles are
+# those the module declares in INPUTS. A group is the folder under FIGURES: a study's name, or a paper ("paper1",
 # "mast") for outputs combining studies.
 FIGURE_SPECS = {}
 TABLE_SPECS = {}

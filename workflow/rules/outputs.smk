@@ -6,6 +6,13 @@
 REPORT_CAPTIONS = "../report"  # relative to this file
 
 
+# Which figures and tables this profile makes, and from which files: each figure and table module declares its
+# OUTPUT (group, stem, when) and the INPUTS it needs (studies, run tables, run filters); effmarl.outputs resolves
+# them against the profile's studies. A module whose needed studies the profile lacks is left out.
+for _out in profile_outputs(RUNS, config, RESULTS, FIGURES):
+    (add_figure if _out.kind == "figure" else add_table)(_out.group, _out.stem, _out.name, **_out.inputs)
+
+
 localrules:  # figure_index: the Snakefile
     figure_index,
 

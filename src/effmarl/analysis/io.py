@@ -26,12 +26,12 @@ from effmarl.config import ConfigError  # noqa: E402
 from effmarl.io import write_json, write_text, write_with  # noqa: E402
 
 
-def named_inputs(inputs: list[str], roles: dict[str, str], name: str = "", required: bool = True
+def named_inputs(inputs: list[str], roles: dict[str, dict], name: str = "", required: bool = True
                  ) -> dict[str, list[str]]:
-    """`role=path` arguments -> {role: [paths]} for the roles a module declares in `roles` ({role: what it is}).
-    Every role must be given at least once (unless not `required`, or its description starts with "optional: ");
-    an unknown role or a bare path is a one-line
-    error naming it."""
+    """`role=path` arguments -> {role: [paths]} for the roles a module declares in `INPUTS` ({role: {"doc": what
+    it is, "optional": bool, and where the workflow finds it: effmarl.outputs}}). Every role must be given at least
+    once (unless not `required`, or the role is optional); an unknown role or a bare path is a one-line error
+    naming it."""
     found: dict[str, list[str]] = {role: [] for role in roles}
     errors = []
     for arg in inputs:
@@ -42,18 +42,11 @@ def named_inputs(inputs: list[str], roles: dict[str, str], name: str = "", requi
             errors.append(f"input {arg!r}: expected ROLE=PATH with ROLE one of {', '.join(roles)}")
         else:
             found[role].append(path)
-    errors += [f"input role {role!r} ({what}) not given" for role, what in roles.items()
-               if required and not found[role] and not is_optional(what)]
+    errors += [f"input role {role!r} ({spec['doc']}) not given" for role, spec in roles.items()
+               if required and not found[role] and not spec.get("optional")]
     if errors:
         raise ConfigError(errors, f"effmarl {name}".strip())
     return found
-
-
-OPTIONAL = "optional: "  # a role whose description starts so may be left out (it is then an empty list)
-
-
-def is_optional(description: str) -> bool:
-    return str(description).startswith(OPTIONAL)
 
 
 def input_paths(inputs: list[str]) -> list[str]:

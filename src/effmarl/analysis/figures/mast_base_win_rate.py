@@ -15,7 +15,8 @@ REPRODUCES = "Paper 2, the dense baselines of figures 13-15 (learning curves per
 CLAIM = "The dense value-based learners MAST sparsifies learn the maps."
 
 
-INPUTS = {"metrics": "metrics.summary.parquet of the mast_base study"}
+OUTPUT = {"group": "mast_base", "stem": "test_win_rate"}
+INPUTS = {"metrics": {"study": "mast_base", "doc": "metrics.summary.parquet of the mast_base study"}}
 
 
 def make(inputs: list[str]):

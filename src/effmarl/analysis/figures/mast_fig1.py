@@ -19,7 +19,8 @@ REPRODUCES = "Paper 2, Figure 1."
 CLAIM = ("MAST keeps > 90 % win rate on 3s5z with 10 % of the parameters where the other sparse methods fall "
          "behind (within SMAX, not SMAC).")
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_fig1"}
+OUTPUT = {"group": "mast", "stem": "fig1_methods_3s5z"}
+INPUTS = {"metrics": {"study": "mast_fig1", "doc": "metrics.summary.parquet of mast_fig1"}}
 
 
 def make(inputs: list[str], k: int = LAST_K):

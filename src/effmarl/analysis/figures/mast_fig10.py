@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional, read_tables
+from effmarl.analysis.io import named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import LAST_K, curves, final_win_rate, seed_stats, seeds_text
 from effmarl.analysis.style import TICKET_NAMES, bars, draw_curve, method_color, note
 
@@ -24,8 +24,11 @@ REPRODUCES = "Paper 2, Figure 10."
 CLAIM = ("MAST's topology alone (winning ticket) does not recover its performance: learning the topology "
          "during training matters.")
 
-INPUTS = {"tickets": "metrics.summary.parquet of mast_tickets",
-          "mast": OPTIONAL + "metrics.summary.parquet of the MAST runs whose masks the tickets took"}
+OUTPUT = {"group": "mast", "stem": "fig10_tickets"}
+INPUTS = {"tickets": {"study": "mast_tickets", "doc": "metrics.summary.parquet of mast_tickets"},
+          # the study whose masks the tickets took: mast_tickets' ticket_source
+          "mast": {"source_of": "mast_tickets", "optional": True,
+                   "doc": "metrics.summary.parquet of the MAST runs whose masks the tickets took"}}
 
 
 def make(inputs: list[str], k: int = LAST_K):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.io import OPTIONAL, named_inputs, read_tables
+from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import seeds_text, shown_runs
 from effmarl.analysis.style import algo_name, map_name
 from effmarl.safeload import load_torch
@@ -21,8 +21,12 @@ CAPTION = ("Paper 2, Figure 11 on SMAX: MAST's final masks per agent. Heat map =
 REPRODUCES = "Paper 2, Figure 11 (and the mask figures 19-25 in our form)."
 CLAIM = "MAST gives different agents different topologies and concentrates connections on informative inputs."
 
-INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
-          "mask_files": OPTIONAL + "masks.pt files of MAST runs of one configuration"}
+OUTPUT = {"group": "mast", "stem": "fig11_first_layer_masks"}
+INPUTS = {"masks": {"study": "mast_alloc", "table": "agent_masks",
+                    "doc": "agent_masks.summary.parquet of the MAST runs"},
+          # the first-layer detail the caption describes: the masks of MAST's own (learned) allocation
+          "mask_files": {"study": "mast_alloc", "run_file": "masks.pt", "where": {"sparse.allocation": "learned"},
+                         "optional": True, "doc": "masks.pt files of MAST runs of one configuration"}}
 
 
 def first_layer(paths: list[str]) -> np.ndarray | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional, read_tables
+from effmarl.analysis.io import named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text, shown_runs
 from effmarl.analysis.style import bars
 
@@ -23,8 +23,10 @@ CAPTION = ("Paper 2, Figure 12 on SMAX: left, active connections per agent (summ
 REPRODUCES = "Paper 2, Figure 12."
 CLAIM = "The budget MAST learns to share between agents and unit types beats fixed manual splits."
 
-INPUTS = {"masks": "agent_masks.summary.parquet of the MAST runs",
-          "allocation": OPTIONAL + "metrics.summary.parquet of mast_alloc"}
+OUTPUT = {"group": "mast", "stem": "fig12_allocation"}
+INPUTS = {"masks": {"study": "mast_alloc", "table": "agent_masks",
+                    "doc": "agent_masks.summary.parquet of the MAST runs"},
+          "allocation": {"study": "mast_alloc", "optional": True, "doc": "metrics.summary.parquet of mast_alloc"}}
 
 
 def make(inputs: list[str], k: int = LAST_K):

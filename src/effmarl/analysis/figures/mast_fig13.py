@@ -18,10 +18,14 @@ CAPTION = ("Paper 2, Figure 13: test win rate of QMIX against environment steps 
 REPRODUCES = "Paper 2, Figure 13."
 CLAIM = "MAST-QMIX follows the dense curve at high sparsity; other sparse methods lag."
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)",
-          "baselines": "metrics.summary.parquet of mast_table1",
-          "selection": "the CSV of table mast_selection"}
+OUTPUT = {"group": "mast", "stem": "fig13_curves_qmix"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)"},
+          # drawn only where Table 1 trained qmix
+          "baselines": {"study": "mast_table1",
+                        "where": {"algo": "qmix"}, "doc": "metrics.summary.parquet of mast_table1"},
+          "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"}}
 
 
 def make(inputs: list[str]):

@@ -18,10 +18,14 @@ CAPTION = ("Paper 2, Figure 14: test win rate of OW-QMIX against environment ste
 REPRODUCES = "Paper 2, Figure 14."
 CLAIM = "MAST-WQMIX follows the dense curve at high sparsity."
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)",
-          "baselines": "metrics.summary.parquet of mast_table1",
-          "selection": "the CSV of table mast_selection"}
+OUTPUT = {"group": "mast", "stem": "fig14_curves_ow_qmix"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)"},
+          # drawn only where Table 1 trained ow_qmix
+          "baselines": {"study": "mast_table1",
+                        "where": {"algo": "ow_qmix"}, "doc": "metrics.summary.parquet of mast_table1"},
+          "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"}}
 
 
 def make(inputs: list[str]):

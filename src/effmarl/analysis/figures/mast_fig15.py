@@ -18,10 +18,14 @@ CAPTION = ("Paper 2, Figure 15: test win rate of RES-QMIX against environment st
 REPRODUCES = "Paper 2, Figure 15."
 CLAIM = "MAST-RES follows the dense curve at high sparsity."
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)",
-          "baselines": "metrics.summary.parquet of mast_table1",
-          "selection": "the CSV of table mast_selection"}
+OUTPUT = {"group": "mast", "stem": "fig15_curves_res_qmix"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)"},
+          # drawn only where Table 1 trained res_qmix
+          "baselines": {"study": "mast_table1",
+                        "where": {"algo": "res_qmix"}, "doc": "metrics.summary.parquet of mast_table1"},
+          "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"}}
 
 
 def make(inputs: list[str]):

@@ -15,7 +15,8 @@ CAPTION = ("Paper 2, Figure 16 on SMAX: MAST's test win rate with the max, softm
 REPRODUCES = "Paper 2, Figure 16."
 CLAIM = "Soft Mellowmax is the best of the four operators for sparse value learning."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
+OUTPUT = {"group": "mast", "stem": "fig16_operators"}
+INPUTS = {"metrics": {"study": "mast_abl_operator", "doc": "metrics.summary.parquet of mast_abl_operator"}}
 
 
 def make(inputs: list[str]):

@@ -20,7 +20,8 @@ REPRODUCES = "Paper 2, Figure 4 (multi-step length vs model size)."
 CLAIM = ("The best multi-step length depends on model size, which motivates MAST's hybrid TD(λ) instead of a "
          "fixed n.")
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_nstep"}
+OUTPUT = {"group": "mast", "stem": "fig4_multi_step"}
+INPUTS = {"metrics": {"study": "mast_abl_nstep", "doc": "metrics.summary.parquet of mast_abl_nstep"}}
 
 
 def make(inputs: list[str], k: int = LAST_K):

@@ -18,7 +18,8 @@ CAPTION = ("Paper 2, Figure 5 on SMAX: MAST with the max operator vs Soft Mellow
 REPRODUCES = "Paper 2, Figure 5."
 CLAIM = "Soft Mellowmax curbs the overestimation of sparse value networks and improves their win rate."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_operator"}
+OUTPUT = {"group": "mast", "stem": "fig5_soft_mellowmax"}
+INPUTS = {"metrics": {"study": "mast_abl_operator", "doc": "metrics.summary.parquet of mast_abl_operator"}}
 
 
 def make(inputs: list[str]):

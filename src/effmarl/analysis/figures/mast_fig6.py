@@ -17,7 +17,8 @@ REPRODUCES = "Paper 2, Figure 6."
 CLAIM = ("The dual buffer (50:1 sizes, 3:1 batch split) helps sparse training; its effect on the dense model "
          "is shown alongside.")
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_buffer"}
+OUTPUT = {"group": "mast", "stem": "fig6_dual_buffer"}
+INPUTS = {"metrics": {"study": "mast_abl_buffer", "doc": "metrics.summary.parquet of mast_abl_buffer"}}
 
 
 def buffer_kind(row) -> str:

@@ -27,10 +27,14 @@ REPRODUCES = "Paper 2, Figure 8."
 CLAIM = ("MAST holds the dense win rate to higher sparsity than the baselines; the sweep also chooses Table "
          "1's sparsity.")
 
-INPUTS = {"fig8": "optional: metrics.summary.parquet of mast_fig8",
-          "baselines": "optional: metrics.summary.parquet of mast_table1 (Table 1's baselines at the chosen sparsity)",
-          "dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep"}
+# Fig. 8: the baselines from mast_fig8's sparsity grid and/or Table 1's runs at the selected sparsity (a profile that
+# cannot afford the grid at Table 1's budget plots what Table 1 trained), against the sweep and dense.
+OUTPUT = {"group": "mast", "stem": "fig8_win_rate_vs_sparsity", "one_of": ["fig8", "baselines"]}
+INPUTS = {"fig8": {"study": "mast_fig8", "optional": True, "doc": "metrics.summary.parquet of mast_fig8"},
+          "baselines": {"study": "mast_table1", "optional": True,
+                        "doc": "metrics.summary.parquet of mast_table1 (Table 1's baselines at the chosen sparsity)"},
+          "dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep", "doc": "metrics.summary.parquet of mast_sweep"}}
 MAX_COLUMNS = 4
 POINT = ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"]
 

@@ -32,7 +32,8 @@ CAPTION = ("Paper 1, Figure 4 (cache behaviour of the sampling phase): cache mis
 REPRODUCES = "Paper 1, Figure 4 (cache counters of the sampling phase)."
 CLAIM = ("Neighbor sampling's saving comes from fewer cache misses (locality); a difference whose two ranges "
          "overlap is within the layout's spread and does not show it.")
-INPUTS = {"counters": "counters.parquet of `effmarl counters`"}
+OUTPUT = {"group": "paper1", "stem": "sampling_counters", "when": "paper1*"}
+INPUTS = {"counters": {"result": "paper1_micro/counters.parquet", "doc": "counters.parquet of `effmarl counters`"}}
 METRICS = {"cachegrind": ["D1m", "DLm"], "perf": ["L1-dcache-load-misses", "LLC-load-misses", "cache-misses"]}
 METRIC_NAMES = {"D1m": "D1 data misses", "DLm": "last-level data misses"}
 SAMPLERS = ["uniform", "neighbor"]

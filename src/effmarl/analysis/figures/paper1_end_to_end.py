@@ -16,7 +16,10 @@ CAPTION = ("Paper 1, Figure 5: end-to-end training time per run (sum of the time
 REPRODUCES = ("Paper 1, Figure 5 (end-to-end training time, uniform vs neighbor; figures numbered as in "
               "docs/specification.md).")
 CLAIM = "Neighbor sampling cuts end-to-end training time by 10.2 % at N = 12."
-INPUTS = {"phases": "phases.summary.parquet of the paper-1 scaling studies (any number)"}
+OUTPUT = {"group": "paper1", "stem": "end_to_end"}
+# the study that trains neighbor and uniform sampling side by side
+INPUTS = {"phases": {"study": "paper1", "table": "phases", "where": {"replay.sampler": ["uniform", "neighbor"]},
+                     "doc": "phases.summary.parquet of the paper-1 scaling studies (any number)"}}
 
 def make(inputs: list[str]):
     summary = read_tables(named_inputs(inputs, INPUTS, "figure paper1_end_to_end")["phases"])

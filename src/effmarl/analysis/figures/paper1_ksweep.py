@@ -29,9 +29,11 @@ REPRODUCES = ("Paper 1, Figure 3's neighbor window k. No paper figure: the paper
               "sweep chooses and justifies the k of the neighbor runs (docs/specification.md, paper-1 decisions).")
 CLAIM = ("The headline k saves sampling time without costing reward; the headline says whether the fastest k "
          "is faster than the next beyond the spread of its seeds.")
-INPUTS = {"phases": "phases.summary.parquet of the k-sweep study",
-          "metrics": "metrics.summary.parquet of the k-sweep study",
-          "random": "optional: metrics.summary.parquet of the random policy (the floor)"}
+OUTPUT = {"group": "paper1", "stem": "ksweep"}
+INPUTS = {"phases": {"study": "paper1_ksweep", "table": "phases", "doc": "phases.summary.parquet of the k-sweep study"},
+          "metrics": {"study": "paper1_ksweep", "doc": "metrics.summary.parquet of the k-sweep study"},
+          "random": {"study": "skeleton", "optional": True,
+                     "doc": "metrics.summary.parquet of the random policy (the floor)"}}
 
 
 def make(inputs: list[str]):

@@ -23,7 +23,8 @@ CAPTION = ("Paper 1, Figure 1 per run: share of training time per phase (action 
 REPRODUCES = ("Paper 1, Figure 1 (training-time breakdown by phase; figures numbered as in docs/specification.md) "
               "at the resolution of single runs; for the k sweep, one group of bars per window k.")
 CLAIM = "Mini-batch sampling is a large part of 'update all trainers', and neighbor sampling shrinks it."
-INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
+OUTPUT = {"group": "{study}", "stem": "phase_breakdown", "for_each": "paper1*"}
+INPUTS = {"phases": {"study": "{study}", "table": "phases", "doc": "phases.summary.parquet of one paper-1 study"}}
 SEED = "cfg.seed"
 GROUP_GAP = 0.6  # blank bar heights between two configuration groups
 

@@ -17,8 +17,12 @@ CAPTION = ("Paper 1, Figure 6: predators' return per episode (summed over the pr
 REPRODUCES = "Paper 1, figure 6 (reward curves)."
 CLAIM = ("Neighbor sampling causes no significant degradation of reward, where both samplers' predators learn "
          "(clear the random policy).")
-INPUTS = {"metrics": "metrics.summary.parquet of the reward study (any number)",
-          "random": "optional: metrics.summary.parquet of the random policy (the floor)"}
+OUTPUT = {"group": "paper1", "stem": "reward_curves"}
+# the reward claim's study where the profile has one (its predators learn), else paper1's runs
+INPUTS = {"metrics": {"study": ["paper1_reward", "paper1"], "take": "first",
+                      "doc": "metrics.summary.parquet of the reward study (any number)"},
+          "random": {"study": "skeleton", "optional": True,
+                     "doc": "metrics.summary.parquet of the random policy (the floor)"}}
 
 
 def curves(metrics):

@@ -21,7 +21,9 @@ CAPTION = ("Paper 1, Figure 3: mini-batch sampling phase per update round (per_a
 REPRODUCES = ("Paper 1, Figure 3 (sampling-phase time, uniform vs neighbor, with the % reduction; figures numbered "
               "as in docs/specification.md).")
 CLAIM = "Neighbor sampling cuts the sampling phase by 26.66 % (N = 3) and 27.39 % (N = 12)."
-INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`"}
+OUTPUT = {"group": "paper1", "stem": "sampling_phase_vs_n", "when": "paper1*"}
+INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet",
+                    "doc": "sampling_bench.parquet of `effmarl sampling-bench`"}}
 
 
 def reductions(table: pd.DataFrame) -> pd.DataFrame:

@@ -31,7 +31,10 @@ CAPTION = ("Paper 1, Figures 1 and 2: training time by phase vs agent count N (l
            "run in each title).")
 REPRODUCES = "Paper 1, figures 1 and 2 (phase breakdown and update breakdown vs agent count)."
 CLAIM = "'Update all trainers' grows from about 35 % (N = 3) to about 85 % (N = 48) of training time."
-INPUTS = {"phases": "phases.summary.parquet of the phase-scaling study (one budget at every N)"}
+OUTPUT = {"group": "paper1", "stem": "phase_scaling"}
+# one budget at every N: paper1_scale, else paper1 (the paper profile's paper1 has every N)
+INPUTS = {"phases": {"study": ["paper1_scale", "paper1"], "table": "phases", "take": "first",
+                     "doc": "phases.summary.parquet of the phase-scaling study (one budget at every N)"}}
 
 
 def baseline_runs(summary: pd.DataFrame) -> pd.DataFrame:

@@ -13,7 +13,8 @@ CAPTION = ("Episode return of a uniform random policy on MPE predator-prey (mpe2
            "prey's are negative, so a linear axis would flatten N ≤ 12). The reward floor learning must beat.")
 REPRODUCES = "No paper figure: the walking skeleton of the workflow, and the reward floor for paper 1's learners."
 CLAIM = "Any learned policy of figure 6 (reward curves) must beat these returns."
-INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
+OUTPUT = {"group": "skeleton", "stem": "random_returns"}
+INPUTS = {"metrics": {"study": "skeleton", "doc": "metrics.summary.parquet of the skeleton study"}}
 
 
 def make(inputs: list[str]):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.io import OPTIONAL, named_inputs, read_optional
+from effmarl.analysis.io import named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
     chosen_sparsity,
@@ -36,12 +36,16 @@ NOT_MEASURED = "not measured"
 SMAX_CAVEAT = "SMAX is not SMAC: compare dense vs sparse within SMAX, not absolute win rates with the paper"
 PAPER_AVERAGE = {"qmix": 10.0, "ow_qmix": 9.0, "res_qmix": 8.0}
 
-INPUTS = {"dense": OPTIONAL + "metrics.summary.parquet of mast_dense",
-          "sweep": OPTIONAL + "metrics.summary.parquet of mast_sweep",
-          "baselines": OPTIONAL + "metrics.summary.parquet of mast_table1",
-          "sparsity": OPTIONAL + "sparsity.summary.parquet of mast_sweep and mast_table1",
-          "selection": OPTIONAL + "the CSV of table mast_selection",
-          "fig1": OPTIONAL + "metrics.summary.parquet of mast_fig1 (qmix, 3s5z, sparsity 0.9, all methods)"}
+OUTPUT = {"group": "mast", "stem": "claims", "when": ["mast_dense", "mast_sweep", "mast_table1"]}
+INPUTS = {"dense": {"study": "mast_dense", "optional": True, "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep", "optional": True, "doc": "metrics.summary.parquet of mast_sweep"},
+          "baselines": {"study": "mast_table1", "optional": True, "doc": "metrics.summary.parquet of mast_table1"},
+          "selection": {"output": "mast/tables/selection.csv",
+                        "optional": True, "doc": "the CSV of table mast_selection"},
+          "sparsity": {"study": ["mast_sweep", "mast_table1"], "table": "sparsity", "optional": True,
+                       "doc": "sparsity.summary.parquet of mast_sweep and mast_table1"},
+          "fig1": {"study": "mast_fig1", "optional": True,
+                   "doc": "metrics.summary.parquet of mast_fig1 (qmix, 3s5z, sparsity 0.9, all methods)"}}
 
 
 def _runs(*frames: pd.DataFrame | None) -> str:

@@ -25,8 +25,12 @@ CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map,
 REPRODUCES = "Paper 2, Table 1's sparsity column (\"the highest admissible sparsity threshold of MAST\")."
 CLAIM = "Sets the sparsity at which every baseline of Table 1 is run."
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (method mast, several sparsities)"}
+# The first stage of Table 1 (paper 2): studies with sparsity_from: selection read this table's CSV
+# (workflow/rules/runs.smk, run_config_selected) to decide their runs' sparsity.
+OUTPUT = {"group": "mast", "stem": "selection"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (method mast, several sparsities)"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

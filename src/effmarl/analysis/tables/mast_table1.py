@@ -28,11 +28,16 @@ REPRODUCES = "Paper 2, Table 1."
 CLAIM = ("Up to 20x fewer FLOPs (10x / 9x / 8x on average for QMIX / WQMIX / RES) and 5-20x smaller models at "
          "under 3 % win-rate loss (within SMAX).")
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",
-          "baselines": "metrics.summary.parquet of mast_table1 (tiny, static, set, rigl, rlx2 at the chosen sparsity)",
-          "sparsity": "sparsity.summary.parquet of mast_sweep and of mast_table1 (any number; dense needs none)",
-          "selection": "the CSV of table mast_selection"}
+OUTPUT = {"group": "mast", "stem": "table1"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)"},
+          "baselines": {"study": "mast_table1", "doc": "metrics.summary.parquet of mast_table1 (tiny, static, set, "
+                                                       "rigl, rlx2 at the chosen sparsity)"},
+          "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"},
+          "sparsity": {"study": ["mast_sweep", "mast_table1"], "table": "sparsity",
+                       "doc": "sparsity.summary.parquet of mast_sweep and of mast_table1 (any number; dense needs "
+                              "none)"}}
 
 SHOWN = ["algorithm", "map", "method", "sparsity", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio",
          "train_flops_reduction", "normalised", "normalised_lo", "normalised_hi", "p_improvement",

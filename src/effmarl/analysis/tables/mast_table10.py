@@ -19,7 +19,8 @@ CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate aga
 REPRODUCES = "Paper 2, Table 10."
 CLAIM = "Δm = 200 updates is a good topology-update interval."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_dm"}
+OUTPUT = {"group": "mast", "stem": "table10_delta_m"}
+INPUTS = {"metrics": {"study": "mast_abl_dm", "doc": "metrics.summary.parquet of mast_abl_dm"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

@@ -18,10 +18,13 @@ CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. 
 REPRODUCES = "Paper 2, Table 5."
 CLAIM = "The spread over seeds behind Table 1's comparison."
 
-INPUTS = {"dense": "metrics.summary.parquet of mast_dense",
-          "sweep": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)",
-          "baselines": "metrics.summary.parquet of mast_table1 (tiny, static, set, rigl, rlx2 at the chosen sparsity)",
-          "selection": "the CSV of table mast_selection"}
+OUTPUT = {"group": "mast", "stem": "table5"}
+INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of mast_dense"},
+          "sweep": {"study": "mast_sweep",
+                    "doc": "metrics.summary.parquet of mast_sweep (MAST rows: its runs at the chosen sparsity)"},
+          "baselines": {"study": "mast_table1", "doc": "metrics.summary.parquet of mast_table1 (tiny, static, set, "
+                                                       "rigl, rlx2 at the chosen sparsity)"},
+          "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"}}
 
 
 def _pm(mean, std) -> str:

@@ -19,7 +19,8 @@ CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate agai
 REPRODUCES = "Paper 2, Table 6."
 CLAIM = "One-step targets first, λ-returns after a burn-in (paper: T0 = 0.75 M of 2 M steps) work best."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_t0"}
+OUTPUT = {"group": "mast", "stem": "table6_burn_in"}
+INPUTS = {"metrics": {"study": "mast_abl_t0", "doc": "metrics.summary.parquet of mast_abl_t0"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

@@ -17,7 +17,8 @@ CAPTION = ('Paper 2, Table 7 on SMAX 3m (MAST-QMIX, one sparsity): win rate agai
 REPRODUCES = "Paper 2, Table 7."
 CLAIM = "λ = 0.6 is the paper's best."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_lambda"}
+OUTPUT = {"group": "mast", "stem": "table7_lambda"}
+INPUTS = {"metrics": {"study": "mast_abl_lambda", "doc": "metrics.summary.parquet of mast_abl_lambda"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

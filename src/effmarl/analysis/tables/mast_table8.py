@@ -16,7 +16,8 @@ CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over
 REPRODUCES = "Paper 2, Table 8."
 CLAIM = "Soft Mellowmax is robust over a range of (α, ω)."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_smm"}
+OUTPUT = {"group": "mast", "stem": "table8_soft_mellowmax"}
+INPUTS = {"metrics": {"study": "mast_abl_smm", "doc": "metrics.summary.parquet of mast_abl_smm"}}
 
 
 def _cell(row) -> str:

@@ -17,7 +17,8 @@ CAPTION = ('Paper 2, Table 9 on SMAX 3m (MAST-QMIX, one sparsity): win rate agai
 REPRODUCES = "Paper 2, Table 9."
 CLAIM = "A 3:1 split between the large and the small buffer works best."
 
-INPUTS = {"metrics": "metrics.summary.parquet of mast_abl_b1b2"}
+OUTPUT = {"group": "mast", "stem": "table9_b1_b2"}
+INPUTS = {"metrics": {"study": "mast_abl_b1b2", "doc": "metrics.summary.parquet of mast_abl_b1b2"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

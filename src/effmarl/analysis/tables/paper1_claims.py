@@ -47,14 +47,27 @@ REPRODUCES = "Paper 1, table 7 of the specification (the claims table)."
 CLAIM = ("All of paper 1's claims: sampling −26.66 % / −27.39 %, end-to-end −10.2 %, reward not degraded, "
          "update share ≈35 % → ≈85 %, fewer cache misses with neighbor sampling.")
 NOT_MEASURED = "not measured in this profile"
-INPUTS = {"bench": "sampling_bench.parquet of `effmarl sampling-bench`",
-          "phases": "phases.summary.parquet of the studies timing neighbor vs uniform sampling",
-          "scaling": "optional: phases.summary.parquet of the phase-scaling study (one budget at every N)",
-          "metrics": "metrics.summary.parquet of the study whose predators learn (the reward claim)",
-          "random": "optional: metrics.summary.parquet of the random policy (the floor)",
-          "counters": "optional: counters.parquet of `effmarl counters`",
-          "ksweep_phases": "optional: phases.summary.parquet of the k-sweep study",
-          "ksweep_metrics": "optional: metrics.summary.parquet of the k-sweep study"}
+OUTPUT = {"group": "paper1", "stem": "claims", "when": "paper1*"}
+# Each role takes the study that can support its claim (all optional: a claim without its runs says so): end-to-end
+# times from the study training neighbor and uniform side by side, the phase shares vs N from a study of one budget
+# at every N, the reward from a study whose predators learn, against the random policy.
+INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional": True,
+                    "doc": "sampling_bench.parquet of `effmarl sampling-bench`"},
+          "counters": {"result": "paper1_micro/counters.parquet", "optional": True,
+                       "doc": "counters.parquet of `effmarl counters`"},
+          "phases": {"study": "paper1", "table": "phases", "where": {"replay.sampler": ["uniform", "neighbor"]},
+                     "optional": True,
+                     "doc": "phases.summary.parquet of the studies timing neighbor vs uniform sampling"},
+          "scaling": {"study": ["paper1_scale", "paper1"], "table": "phases", "take": "first", "optional": True,
+                      "doc": "phases.summary.parquet of the phase-scaling study (one budget at every N)"},
+          "metrics": {"study": ["paper1_reward", "paper1"], "take": "first", "optional": True,
+                      "doc": "metrics.summary.parquet of the study whose predators learn (the reward claim)"},
+          "random": {"study": "skeleton", "optional": True,
+                     "doc": "metrics.summary.parquet of the random policy (the floor)"},
+          "ksweep_phases": {"study": "paper1_ksweep", "table": "phases", "optional": True,
+                            "doc": "phases.summary.parquet of the k-sweep study"},
+          "ksweep_metrics": {"study": "paper1_ksweep", "optional": True,
+                             "doc": "metrics.summary.parquet of the k-sweep study"}}
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}

@@ -16,7 +16,8 @@ CAPTION = ("Paper 1, Figure 3 measured inside training: mini-batch sampling phas
 REPRODUCES = ("Paper 1, Figure 3's numbers (figures numbered as in docs/specification.md), measured inside "
               "training rather than in the micro-benchmark.")
 CLAIM = "Neighbor sampling cuts the sampling phase by 26.66 % (N = 3) and 27.39 % (N = 12)."
-INPUTS = {"phases": "phases.summary.parquet of one paper-1 study"}
+OUTPUT = {"group": "{study}", "stem": "sampling_per_round", "for_each": "paper1*"}
+INPUTS = {"phases": {"study": "{study}", "table": "phases", "doc": "phases.summary.parquet of one paper-1 study"}}
 SHOWN = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k",
          "cfg.seed"]
 DRAW = ["cfg.replay.storage", "cfg.replay.sampler", "cfg.replay.neighbor_k"]

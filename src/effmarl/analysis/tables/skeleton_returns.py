@@ -10,7 +10,8 @@ from effmarl.analysis.metrics import team_returns
 CAPTION = "Random-policy team episode return on predator-prey: mean, standard deviation, episodes."
 REPRODUCES = "No paper table: the numbers behind the skeleton figure."
 CLAIM = "The reward floor paper 1's learners must beat."
-INPUTS = {"metrics": "metrics.summary.parquet of the skeleton study"}
+OUTPUT = {"group": "skeleton", "stem": "random_returns"}
+INPUTS = {"metrics": {"study": "skeleton", "doc": "metrics.summary.parquet of the skeleton study"}}
 
 
 def make(inputs: list[str]) -> pd.DataFrame:

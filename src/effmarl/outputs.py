@@ -1,0 +1,198 @@
+"""Which figures and tables a profile makes, and from which files: read from what each figure and table module
+declares (its `OUTPUT` and `INPUTS`), never from study names written into the workflow. The workflow registers
+one rule per output this returns (workflow/rules/outputs.smk); `effmarl figure|table NAME role=path ...` checks the
+same `INPUTS`.
+
+A module under effmarl/analysis/{figures,tables} declares, as Python literals beside its CAPTION:
+
+    OUTPUT = {"group": "mast", "stem": "table6_burn_in"}
+    INPUTS = {"metrics": {"study": "mast_abl_t0", "doc": "the burn-in ablation's runs"}}
+
+OUTPUT: where the output is written, <figures_dir>/<group>/<stem>.{pdf,png} (figures) or
+<figures_dir>/<group>/tables/<stem>.{csv,md} (tables), and when:
+    group, stem   "{study}" in either stands for the study of `for_each`
+    for_each      a study-name pattern (fnmatch): one output per study of the profile matching it
+    when          a pattern or a list of patterns: made only when each matches a study of the profile
+    one_of        roles of which at least one must be given files
+INPUTS: one entry per role the module reads (`role=path` arguments), each a dict of
+    doc           what the role is (for error messages)
+    study         a study name or a list of names; the profile's studies among them, in the order listed
+    table         the run table summarised (default "metrics"): <results_dir>/<study>/<table>.summary.parquet
+    take          "all" (default): every listed study the profile has; "first": the first of them
+    where         {dotted run field: value or [values]}: a study counts only when its runs take every listed value
+                  of each field; with run_file, the runs whose field is one of the values
+    run_file      each selected run's file of that name (masks.pt) instead of the study table
+    source_of     a study whose `ticket_source` names the study to read (paper 2 Fig. 10's tickets)
+    result        a file under results_dir made by a rule of its own (paper1_micro/counters.parquet)
+    output        a file under figures_dir made by another output (mast/tables/selection.csv): given only when
+                  the profile makes that output
+    optional      True: the module runs without it. A role that is not optional and finds no file means the
+                  profile cannot make the output, which is then left out.
+
+Literals only: the workflow reads them with `ast` without importing the module (importing every figure module
+would load matplotlib and pandas each time Snakemake parses the workflow, once per cluster job).
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import importlib.util
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from effmarl.analysis.figures import FIGURES
+from effmarl.analysis.tables import TABLES
+
+KINDS = {"figure": FIGURES, "table": TABLES}
+OUTPUT_KEYS = {"group", "stem", "for_each", "when", "one_of"}
+INPUT_KEYS = {"doc", "study", "table", "take", "where", "run_file", "source_of", "result", "output", "optional"}
+
+
+@dataclass(frozen=True)
+class Output:
+    """One figure or table a profile makes: `effmarl <kind> <name> role=path ...` -> <group>/<stem>."""
+    kind: str
+    name: str
+    group: str
+    stem: str
+    inputs: dict[str, list[str]] = field(hash=False)
+
+    def files(self, figures: str) -> list[str]:
+        if self.kind == "figure":
+            return [f"{figures}/{self.group}/{self.stem}.{ext}" for ext in ("pdf", "png")]
+        return [f"{figures}/{self.group}/tables/{self.stem}.{ext}" for ext in ("csv", "md")]
+
+
+@cache
+def declaration(kind: str, name: str) -> tuple[dict, dict]:
+    """(OUTPUT, INPUTS) of registered module `name` of `kind`, read from its source without importing it."""
+    spec = importlib.util.find_spec(KINDS[kind][name])
+    tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    found = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            if node.targets[0].id in ("OUTPUT", "INPUTS"):
+                found[node.targets[0].id] = ast.literal_eval(node.value)
+    return found.get("OUTPUT", {}), found.get("INPUTS", {})
+
+
+def declarations() -> list[tuple[str, str, dict, dict]]:
+    """[(kind, name, OUTPUT, INPUTS)] of every registered figure and table module, figures first."""
+    return [(kind, name, *declaration(kind, name)) for kind, registry in KINDS.items() for name in registry]
+
+
+def problems() -> list[str]:
+    """What is wrong with the modules' declarations: unknown keys, a role without `doc` or without a source, a role
+    reading an output that no module writes first."""
+    out = []
+    made_here = {path.split("/", 1)[1] for kind, name, output, inputs in declarations()
+                 if output and not any("output" in spec for spec in inputs.values() if isinstance(spec, dict))
+                 for path in Output(kind, name, output["group"], output["stem"], {}).files("")}
+    for kind, name, output, inputs in declarations():
+        where = f"{kind} {name}"
+        if output and not {"group", "stem"} <= set(output):
+            out.append(f"{where}: OUTPUT needs group and stem")
+        out += [f"{where}: OUTPUT key {k!r} unknown (allowed: {', '.join(sorted(OUTPUT_KEYS))})"
+                for k in set(output) - OUTPUT_KEYS]
+        for role, spec in inputs.items():
+            if not isinstance(spec, dict):
+                out.append(f"{where}: INPUTS[{role!r}] must be a dict with doc and a source")
+                continue
+            out += [f"{where}: INPUTS[{role!r}] key {k!r} unknown (allowed: {', '.join(sorted(INPUT_KEYS))})"
+                    for k in set(spec) - INPUT_KEYS]
+            if "doc" not in spec:
+                out.append(f"{where}: INPUTS[{role!r}] has no doc")
+            if output and not {"study", "source_of", "result", "output"} & set(spec):
+                out.append(f"{where}: INPUTS[{role!r}] says neither study, source_of, result nor output")
+            if "output" in spec and spec["output"] not in made_here:
+                out.append(f"{where}: INPUTS[{role!r}] reads {spec['output']!r}, which no module without an "
+                           "`output` role of its own writes")
+    return out
+
+
+def needed_studies() -> dict[str, list[str]]:
+    """{study name: [modules needing it]} for every study named in a declaration (for_each patterns aside)."""
+    out: dict[str, list[str]] = {}
+    for kind, name, output, inputs in declarations():
+        for spec in inputs.values():
+            studies = spec.get("study", []) if isinstance(spec, dict) else []
+            for study in [studies] if isinstance(studies, str) else studies:
+                if "{study}" not in study:
+                    out.setdefault(study, []).append(f"{kind} {name}")
+            if isinstance(spec, dict) and "source_of" in spec:
+                out.setdefault(spec["source_of"], []).append(f"{kind} {name}")
+        for pattern in _listed(output.get("when")):
+            if not any(c in pattern for c in "*?["):
+                out.setdefault(pattern, []).append(f"{kind} {name}")
+    return out
+
+
+def _listed(value) -> list:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def _dotted(cfg: dict, key: str) -> Any:
+    for part in key.split("."):
+        cfg = cfg.get(part) if isinstance(cfg, dict) else None
+    return cfg
+
+
+def _takes_all(runs: dict[str, dict], where: dict) -> bool:
+    """Whether a study's runs take every listed value of each `where` field."""
+    return all({_dotted(c, key) for c in runs.values()} >= set(_listed(values)) for key, values in where.items())
+
+
+def _role_files(spec: dict, study: str | None, runs: dict, config: dict, results: str, figures: str) -> list[str]:
+    if "result" in spec:
+        return [f"{results}/{spec['result']}"]
+    if "output" in spec:
+        return [f"{figures}/{spec['output']}"]
+    if "source_of" in spec:
+        source = config["studies"].get(spec["source_of"], {}).get("ticket_source")
+        names = [source] if source else []
+    else:
+        names = [s.replace("{study}", study or "") for s in _listed(spec["study"])]
+    where = spec.get("where", {})
+    names = [s for s in names if s in runs and (spec.get("run_file") or _takes_all(runs[s], where))]
+    if spec.get("take", "all") == "first":
+        names = names[:1]
+    if "run_file" in spec:
+        return [f"{results}/{s}/{rid}/{spec['run_file']}" for s in names for rid, cfg in runs[s].items()
+                if all(_dotted(cfg, k) in _listed(v) for k, v in where.items())]
+    return [f"{results}/{s}/{spec.get('table', 'metrics')}.summary.parquet" for s in names]
+
+
+def _matches(pattern: str, runs: dict) -> list[str]:
+    return [s for s in runs if fnmatch.fnmatchcase(s, pattern)]
+
+
+def profile_outputs(runs: dict[str, dict], config: dict, results: str, figures: str) -> list[Output]:
+    """Every figure and table the profile (`runs`: {study: {run id: config}}, `config`: the resolved profile) can
+    make, in registry order, each with its {role: [files]}. An output is left out when a role it needs finds no
+    file, when a `when` pattern matches no study, or when none of its `one_of` roles has a file. A role reading
+    another output's file (`output`) finds it only when the profile makes that output; such modules are resolved
+    after all others, so an `output` role must name the output of a module that has none itself."""
+    made: list[Output] = []
+    # outputs reading another output's file come second, once the outputs they read are decided
+    for second in (False, True):
+        made_files = {f for out in made for f in out.files(figures)}
+        for kind, name, output, inputs in declarations():
+            if any("output" in spec for spec in inputs.values()) != second:
+                continue
+            if not output or not all(_matches(p, runs) for p in _listed(output.get("when"))):
+                continue
+            for study in _matches(output["for_each"], runs) if "for_each" in output else [None]:
+                files = {role: [f for f in _role_files(spec, study, runs, config, results, figures)
+                                if "output" not in spec or f in made_files] for role, spec in inputs.items()}
+                if any(not paths and not inputs[role].get("optional") for role, paths in files.items()):
+                    continue
+                if "one_of" in output and not any(files[role] for role in output["one_of"]):
+                    continue
+                fill = {"study": study or ""}
+                made.append(Output(kind, name, output["group"].format(**fill), output["stem"].format(**fill),
+                                   {role: paths for role, paths in files.items() if paths}))
+    order = {(kind, name): i for i, (kind, name, _, _) in enumerate(declarations())}
+    return sorted(made, key=lambda o: order[(o.kind, o.name)])

@@ -1,0 +1,95 @@
+"""Which figures and tables a profile makes: resolved from what each module declares (effmarl.outputs), so that a
+study renamed in the catalogue fails here instead of silently dropping its outputs."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import ROOT
+
+from effmarl.analysis.figures import FIGURES
+from effmarl.analysis.tables import TABLES
+from effmarl.outputs import needed_studies, problems, profile_outputs
+from effmarl.studies import expand_all, load_catalogue, load_profile
+
+R, F = "res", "fig"
+
+
+def outputs_of(runs: dict, studies: dict | None = None) -> dict[tuple[str, str], dict]:
+    """{(group, stem): {"name", "inputs"}} for `runs` ({study: {run id: config}})."""
+    made = profile_outputs(runs, {"studies": studies or {s: {} for s in runs}}, R, F)
+    return {(o.group, o.stem): {"name": o.name, "kind": o.kind, "inputs": o.inputs} for o in made}
+
+
+def run(algo="qmix", **cfg):
+    return {"algo": algo, **cfg}
+
+
+def test_every_module_declares_where_it_is_written_and_what_each_role_reads():
+    assert problems() == []
+
+
+def test_every_study_a_module_needs_is_declared_in_the_study_catalogue():
+    missing = {study: users for study, users in needed_studies().items() if study not in load_catalogue()}
+    assert missing == {}
+
+
+@pytest.mark.parametrize("profile", ["smoke.yaml", "paper.yaml"])
+def test_the_smoke_and_paper_profiles_make_every_figure_and_table(profile):
+    cfg = load_profile(ROOT / "configs" / profile)
+    made = profile_outputs(expand_all(cfg), cfg, R, F)
+    assert {("figure", n) for n in FIGURES} | {("table", n) for n in TABLES} == {(o.kind, o.name) for o in made}
+
+
+def test_an_output_is_left_out_when_a_study_it_needs_is_missing_and_made_without_an_optional_one():
+    runs = {"mast_alloc": {"a": run(sparse={"allocation": "learned"}), "b": run(sparse={"allocation": "manual"})}}
+    made = outputs_of(runs)
+    # Figure 12 reads mast_alloc's masks and, optionally, its metrics: both given
+    assert made[("mast", "fig12_allocation")]["inputs"] == {"masks": [f"{R}/mast_alloc/agent_masks.summary.parquet"],
+                                                            "allocation": [f"{R}/mast_alloc/metrics.summary.parquet"]}
+    # Figure 11's mask files are the learned-allocation runs' only (a run filter)
+    assert made[("mast", "fig11_first_layer_masks")]["inputs"]["mask_files"] == [f"{R}/mast_alloc/a/masks.pt"]
+    # nothing that needs mast_dense, an ablation or paper 1 is made
+    assert set(made) == {("mast", "fig11_first_layer_masks"), ("mast", "fig12_allocation")}
+
+
+def test_a_per_algorithm_figure_is_made_only_where_table_1_trained_that_algorithm():
+    runs = {"mast_dense": {"d": run()}, "mast_sweep": {"s": run()}, "mast_table1": {"t": run("ow_qmix")}}
+    made = outputs_of(runs)
+    assert ("mast", "fig14_curves_ow_qmix") in made
+    assert ("mast", "fig13_curves_qmix") not in made and ("mast", "fig15_curves_res_qmix") not in made
+
+
+def test_a_role_reading_another_output_gets_it_only_when_the_profile_makes_that_output():
+    runs = {"mast_dense": {"d": run()}, "mast_sweep": {"s": run()}, "mast_table1": {"t": run()}}
+    made = outputs_of(runs)
+    selection = f"{F}/mast/tables/selection.csv"
+    assert made[("mast", "selection")]["kind"] == "table"
+    assert made[("mast", "table1")]["inputs"]["selection"] == [selection]
+    assert made[("mast", "claims")]["inputs"]["selection"] == [selection]
+    # without the sweep there is no selection, so neither Table 1 nor the claims (made only with all three studies)
+    del runs["mast_sweep"]
+    assert not {("mast", "selection"), ("mast", "table1"), ("mast", "claims")} & set(outputs_of(runs))
+
+
+def test_one_output_per_matching_study_and_the_first_listed_study_the_profile_has():
+    both = {"replay": {"sampler": "uniform"}}, {"replay": {"sampler": "neighbor"}}
+    runs = {"paper1": {"u": run("maddpg", **both[0]), "n": run("maddpg", **both[1])},
+            "paper1_scale": {"u": run("maddpg", **both[0])}}
+    made = outputs_of(runs)
+    assert {g for g, s in made if s == "phase_breakdown"} == {"paper1", "paper1_scale"}
+    assert made[("paper1", "phase_scaling")]["inputs"]["phases"] == [f"{R}/paper1_scale/phases.summary.parquet"]
+    assert made[("paper1", "end_to_end")]["inputs"]["phases"] == [f"{R}/paper1/phases.summary.parquet"]
+    # a paper1 study of one sampler times no neighbor-vs-uniform pair: no end-to-end figure, and the phase shares
+    # fall back to paper1 only where there is no paper1_scale
+    runs = {"paper1": {"u": run("maddpg", **both[0])}}
+    made = outputs_of(runs)
+    assert ("paper1", "end_to_end") not in made
+    assert made[("paper1", "phase_scaling")]["inputs"]["phases"] == [f"{R}/paper1/phases.summary.parquet"]
+    assert "phases" not in made[("paper1", "claims")]["inputs"]  # optional there: the claim says it is missing
+
+
+def test_the_tickets_figure_reads_the_study_its_tickets_took_their_masks_from():
+    runs = {"mast_tickets": {"t": run()}, "mast_ref": {"r": run()}}
+    made = outputs_of(runs, {"mast_tickets": {"ticket_source": "mast_ref"}, "mast_ref": {}})
+    assert made[("mast", "fig10_tickets")]["inputs"] == {"tickets": [f"{R}/mast_tickets/metrics.summary.parquet"],
+                                                         "mast": [f"{R}/mast_ref/metrics.summary.parquet"]}
