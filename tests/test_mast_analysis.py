@@ -223,7 +223,9 @@ def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(t
     g = summary("mast_abl_smm", [({"cfg.mellowmax.alpha": a, "cfg.mellowmax.omega": o}, [0.1 * a + 0.01 * o] * 2)
                                  for a in (1.0, 5.0) for o in (10.0, 20.0)])
     t8 = mast_table8.make([f"metrics={write(g, tmp_path / 'g.parquet')}"])
-    assert list(t8.columns) == ["α", "ω = 10", "ω = 20"] and len(t8) == 2
+    # the evidence column first (metrics.evidence: 2 seeds per cell are illustrative), then the α x ω grid
+    assert list(t8.columns) == ["evidence", "α", "ω = 10", "ω = 20"] and len(t8) == 2
+    assert t8["evidence"].str.startswith("illustrative: 2 seeds, 1,000 steps — not evidence").all()
     assert t8.iloc[0]["ω = 10"].startswith("0.200") and t8.iloc[0]["ω = 10"].endswith("(n=2)*")
 
 

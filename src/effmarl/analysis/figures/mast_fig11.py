@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.io import OPTIONAL, named_inputs, read_tables
-from effmarl.analysis.metrics import seeds_text, shown_runs
+from effmarl.analysis.io import OPTIONAL, mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import judge, seeds_text, shown_runs
 from effmarl.analysis.style import algo_name, map_name
 from effmarl.safeload import load_torch
 
@@ -71,4 +71,5 @@ def make(inputs: list[str]):
                      fontsize=9)
         fig.colorbar(image, ax=ax, label="fraction of hidden units")
     fig.tight_layout()
+    mark_evidence(fig, judge(masks, keys))
     return fig, shown_runs(masks)

@@ -1,0 +1,242 @@
+"""Paper 2's evidence rule (issue 21): an output resting on fewer than 3 seeds per compared cell, or on a dense model
+that has not reached its plateau, says so inside itself ("illustrative: n seeds, m steps — not evidence") and stays
+out of the claims table's values. The rule is tested on synthetic runs whose window means are computed by hand; no
+test depends on how a real run turns out."""
+
+from __future__ import annotations
+
+import importlib
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from test_mast_analysis import run_rows, sparsity_summary, summary, write
+from test_mast_analysis_figures import MAST_FIGURES, inputs_for
+
+from effmarl.analysis import metrics
+from effmarl.analysis.figures import FIGURES
+from effmarl.analysis.io import mark_evidence, save_figure, save_table
+from effmarl.analysis.metrics.evidence import LEARNED_FLOOR, MIN_SEEDS, RISE_TOLERANCE, plateau, shortfalls
+from effmarl.analysis.tables import TABLES, mast_selection, mast_table1
+
+N_EVALS = 11  # evaluations at x = 0, 100, ..., 1000: the final 10 % is x >= 900 (two), the 10 % before halfway x = 400
+
+
+def curve(earlier: float, final: float) -> list[float]:
+    """Win rates of one run: `earlier` at every evaluation before x = 900 (so at x = 400), `final` at 900 and 1000."""
+    return [earlier] * (N_EVALS - 2) + [final] * 2
+
+
+def runs(study: str, curves: list[list[float]], **cfg) -> pd.DataFrame:
+    return pd.DataFrame([row for seed, wins in enumerate(curves) for row in run_rows(study, seed, wins, **cfg)])
+
+
+def dense_runs(pairs, **cfg) -> pd.DataFrame:
+    """Dense runs, one per (earlier, final) pair."""
+    return runs("mast_dense", [curve(e, f) for e, f in pairs], **{"cfg.sparse.method": "dense", **cfg})
+
+
+def stamps(fig) -> list[str]:
+    return [t.get_text() for t in fig.texts if t.get_text().startswith("illustrative")]
+
+
+# ---- the rule -----------------------------------------------------------------------------------------------------
+
+def test_the_rule_is_three_seeds_and_a_dense_plateau_within_three_hundredths_or_the_seeds_spread():
+    assert (MIN_SEEDS, RISE_TOLERANCE, LEARNED_FLOOR) == (3, 0.03, 0.1)
+
+
+def test_dense_that_gains_less_than_the_tolerance_over_the_second_half_is_at_its_plateau():
+    table = plateau(dense_runs([(0.80, 0.80), (0.78, 0.80), (0.80, 0.82)])).iloc[0]
+    # rises 0, 0.02, 0.02: mean 0.0133 <= 0.03; final (0.80 + 0.80 + 0.82) / 3
+    assert table["rise"] == pytest.approx(0.02 * 2 / 3) and table["final"] == pytest.approx(2.42 / 3)
+    assert table["spread"] == pytest.approx(np.std([0.0, 0.02, 0.02], ddof=1))
+    assert table["plateau"] and table["reason"] == "" and table["seeds"] == 3
+
+
+def test_dense_still_learning_over_the_second_half_is_not_at_its_plateau_and_says_by_how_much():
+    table = plateau(dense_runs([(0.5, 0.8)] * 3)).iloc[0]
+    assert table["rise"] == pytest.approx(0.3) and not table["plateau"]
+    assert table["reason"] == ("dense qmix/3m still learning (+0.30 from the 10 % before halfway to the final 10 %, "
+                               "> 0.03)")
+
+
+def test_a_rise_within_the_seeds_spread_is_noise_and_counts_as_a_plateau():
+    # rises +0.2, -0.1, +0.05: mean 0.05 > 0.03, but their standard deviation is 0.15
+    table = plateau(dense_runs([(0.6, 0.8), (0.9, 0.8), (0.75, 0.8)])).iloc[0]
+    assert table["rise"] == pytest.approx(0.05) and table["spread"] == pytest.approx(0.15)
+    assert table["plateau"]
+    # the same mean rise with no spread (+0.05 every seed) is learning
+    steady = plateau(dense_runs([(0.75, 0.8)] * 3)).iloc[0]
+    assert steady["spread"] == pytest.approx(0.0, abs=1e-12) and not steady["plateau"]
+
+
+def test_dense_that_wins_nothing_has_not_learned_though_its_curve_is_flat():
+    """At 50 000 steps dense won 0 % on 3s5z and 2s3z: a flat curve at 0 is no plateau."""
+    table = plateau(dense_runs([(0.0, 0.0)] * 3, **{"cfg.env.map": "3s5z"})).iloc[0]
+    assert table["rise"] == 0.0 and not table["learned"] and not table["plateau"]
+    assert table["reason"] == "dense qmix/3s5z has not learned (win rate 0.00 over the final 10 %, < 0.1)"
+
+
+def test_dense_without_an_evaluation_before_halfway_cannot_show_a_plateau():
+    table = plateau(runs("mast_dense", [[0.8] * 4], **{"cfg.sparse.method": "dense"})).iloc[0]  # x = 0 ... 300
+    assert np.isnan(table["rise"]) and not table["plateau"]
+    assert table["reason"] == "dense qmix/3m: no evaluation in the 10 % before halfway to show a plateau"
+
+
+def test_fewer_than_three_seeds_in_a_compared_cell_is_named_with_its_count():
+    seeds = pd.Series({"qmix/3m/0.9": 3, "qmix/3m/0.95": 2, "dense qmix/3m": 3})
+    assert shortfalls(seeds) == ["fewer than 3 seeds in 1 of 3 compared cells: qmix/3m/0.95 (2)"]
+    assert shortfalls(pd.Series({"a": 1, "b": 2})) == ["fewer than 3 seeds in every compared cell"]
+    assert shortfalls(pd.Series({"a": 3})) == []
+
+
+def test_three_seeds_per_cell_and_dense_at_its_plateau_is_evidence_and_says_what_was_checked():
+    sweep = runs("mast_sweep", [curve(0.7, 0.7)] * 3, **{"cfg.sparse.sparsity": 0.9})
+    verdict = metrics.judge(sweep, ["cfg.algo", "cfg.env.map", "cfg.sparse.sparsity"],
+                            dense=dense_runs([(0.8, 0.8)] * 3))
+    assert not verdict.illustrative
+    assert verdict.text == "evidence: 3 seeds, 1,000 steps (dense at its plateau: qmix/3m +0.00 over the second half)"
+
+
+def test_the_stamp_says_the_seeds_and_steps_and_every_reason():
+    sweep = pd.concat([runs("mast_sweep", [curve(0.7, 0.7)] * 3, **{"cfg.sparse.sparsity": 0.9}),
+                       runs("mast_sweep", [curve(0.7, 0.7)] * 2, **{"cfg.sparse.sparsity": 0.95})])
+    verdict = metrics.judge(sweep, ["cfg.algo", "cfg.env.map", "cfg.sparse.sparsity"],
+                            dense=dense_runs([(0.5, 0.8)] * 3))
+    assert verdict.illustrative and verdict.seeds == (2, 3) and verdict.steps == (1000,)
+    assert verdict.text == (
+        "illustrative: 2-3 seeds, 1,000 steps — not evidence (fewer than 3 seeds in 1 of 3 compared cells: "
+        "qmix/3m/0.95 (2); dense qmix/3m still learning (+0.30 from the 10 % before halfway to the final 10 %, "
+        "> 0.03))")
+
+
+def test_without_dense_runs_only_the_seed_rule_applies_and_the_stamp_names_the_budget():
+    abl = summary("mast_abl_t0", [({"cfg.mast.td_lambda.burn_in_fraction": f, "cfg.budget.env_steps": 50_000},
+                                   [0.0, 0.0, 0.0]) for f in (0.0, 0.75)])
+    keys = ["cfg.algo", "cfg.env.map", "cfg.mast.td_lambda.burn_in_fraction"]
+    verdict = metrics.judge(abl, keys)
+    assert verdict.text == ("evidence: 3 seeds, 50,000 steps (no dense runs among the inputs: plateau not checked; "
+                            "budget 50,000 of the paper's 2,000,000 steps)")
+    one = metrics.judge(abl[abl["cfg.seed"] == 0], keys)
+    assert one.text == "illustrative: 1 seed, 50,000 steps — not evidence (fewer than 3 seeds in every compared cell)"
+
+
+def test_the_paper1_evidence_function_keeps_its_name_beside_the_paper2_module():
+    from effmarl.analysis.metrics import phases
+
+    assert metrics.evidence is phases.evidence  # the submodule metrics/evidence.py does not shadow it
+
+
+# ---- every output carries it --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", MAST_FIGURES)
+def test_every_paper2_figure_of_fewer_than_three_seeds_is_stamped_inside_the_image(name, tmp_path):
+    module = importlib.import_module(FIGURES[name])
+    inputs = inputs_for(name, tmp_path)  # 1-2 seeds per compared cell
+    fig, shown = module.make(inputs)
+    text = stamps(fig)
+    assert len(text) == 1 and " — not evidence (" in text[0], [t.get_text() for t in fig.texts]
+    assert text[0].replace("\n", " ").startswith("illustrative: "), text
+    save_figure(fig, tmp_path / name, inputs, shown, name=name, caption=module.CAPTION)
+    sidecar = json.loads((tmp_path / f"{name}.provenance.json").read_text())
+    assert sidecar["evidence"].startswith("illustrative: ")
+
+
+def test_the_base_win_rate_figure_is_stamped_too(tmp_path):
+    from effmarl.analysis.figures import mast_base_win_rate
+
+    base = dense_runs([(0.5, 0.8)] * 3)
+    fig, _ = mast_base_win_rate.make([f"metrics={write(base, tmp_path / 'base.parquet')}"])
+    assert [s.replace("\n", " ") for s in stamps(fig)] == [
+        "illustrative: 3 seeds, 1,000 steps — not evidence (dense qmix/3m still learning (+0.30 from the 10 % before "
+        "halfway to the final 10 %, > 0.03))"]
+    fig, _ = mast_base_win_rate.make([f"metrics={write(dense_runs([(0.8, 0.8)] * 3), tmp_path / 'b2.parquet')}"])
+    assert stamps(fig) == []
+    plt.close("all")
+
+
+def cells_inputs(tmp_path, seeds: int = 3, dense=(0.8, 0.8), algos=("qmix",), maps=("3m",)) -> list[str]:
+    """Table-1 inputs with `seeds` runs per cell, N_EVALS evaluations each: dense at (earlier, final) `dense`, MAST at
+    0.9 (0.78) and 0.95 (0.7), the five baselines at 0.9; the selection chooses 0.9."""
+    parts = {"dense": [], "sweep": [], "baselines": []}
+    for algo in algos:
+        for m in maps:
+            cell = {"cfg.algo": algo, "cfg.env.map": m}
+            parts["dense"].append(runs("mast_dense", [curve(*dense)] * seeds, **cell, **{"cfg.sparse.method": "dense"}))
+            for s, w in ((0.9, 0.78), (0.95, 0.7)):
+                parts["sweep"].append(runs("mast_sweep", [curve(w, w)] * seeds, **cell, **{"cfg.sparse.sparsity": s}))
+            for method, w in (("tiny", 0.4), ("static", 0.6), ("set", 0.64), ("rigl", 0.72), ("rlx2", 0.76)):
+                parts["baselines"].append(runs("mast_table1", [curve(w, w)] * seeds, **cell,
+                                               **{"cfg.sparse.method": method, "cfg.sparse.sparsity": 0.9}))
+    frames = {k: pd.concat(v, ignore_index=True) for k, v in parts.items()}
+    paths = {k: write(f, tmp_path / f"{k}.parquet") for k, f in frames.items()}
+    sel = tmp_path / "selection.csv"
+    mast_selection.make([f"dense={paths['dense']}", f"sweep={paths['sweep']}"]).to_csv(sel, index=False)
+    sp = pd.concat([sparsity_summary(frames["sweep"], "mast"), sparsity_summary(frames["baselines"])])
+    return [f"dense={paths['dense']}", f"sweep={paths['sweep']}", f"baselines={paths['baselines']}",
+            f"sparsity={write(sp, tmp_path / 'sparsity.parquet')}", f"selection={sel}"]
+
+
+def test_a_learning_curve_figure_of_three_seeds_at_dense_plateau_carries_no_stamp(tmp_path):
+    fig13 = importlib.import_module(FIGURES["mast_fig13"])
+    inputs = [a for a in cells_inputs(tmp_path) if not a.startswith("sparsity=")]
+    fig, _ = fig13.make(inputs)
+    assert stamps(fig) == []
+    (tmp_path / "b").mkdir()
+    learning = [a for a in cells_inputs(tmp_path / "b", dense=(0.5, 0.8)) if not a.startswith("sparsity=")]
+    fig, _ = fig13.make(learning)
+    assert len(stamps(fig)) == 1 and "dense qmix/3m still learning" in stamps(fig)[0].replace("\n", " ")
+    plt.close("all")
+
+
+def _ablation_inputs(tmp_path) -> dict[str, list[str]]:
+    p = lambda frame, stem: [f"metrics={write(frame, tmp_path / f'{stem}.parquet')}"]  # noqa: E731
+    one = lambda study, key, values: summary(study, [({key: v}, [0.1]) for v in values])  # noqa: E731
+    return {"mast_table6": p(one("mast_abl_t0", "cfg.mast.td_lambda.burn_in_fraction", (0.0, 0.375)), "t0"),
+            "mast_table7": p(one("mast_abl_lambda", "cfg.mast.td_lambda.lambda", (0.3, 0.6)), "lambda"),
+            "mast_table8": p(summary("mast_abl_smm", [({"cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0},
+                                                       [0.1])]), "smm"),
+            "mast_table9": p(one("mast_abl_b1b2", "cfg.mast.dual_buffer.batch_ratio", (1, 3)), "b1b2"),
+            "mast_table10": p(one("mast_abl_dm", "cfg.sparse.delta_m", (100, 200)), "dm")}
+
+
+@pytest.mark.parametrize("name", ["mast_table1", "mast_table5", "mast_table6", "mast_table7", "mast_table8",
+                                  "mast_table9", "mast_table10"])
+def test_every_paper2_table_of_one_seed_carries_the_stamp_in_its_csv_and_above_its_md_caption(name, tmp_path):
+    module = importlib.import_module(TABLES[name])
+    if name in ("mast_table1", "mast_table5"):
+        inputs = cells_inputs(tmp_path, seeds=1)
+        inputs = inputs if name == "mast_table1" else [a for a in inputs if not a.startswith("sparsity=")]
+    else:
+        inputs = _ablation_inputs(tmp_path)[name]
+    table = module.make(inputs)
+    stem = tmp_path / "out"
+    save_table(table, stem, inputs, name=name, caption=module.CAPTION)
+    csv = pd.read_csv(stem.with_suffix(".csv"))
+    assert csv.columns[0] == "evidence" and csv["evidence"].nunique() == 1
+    stamp = csv["evidence"].iloc[0]
+    assert stamp.startswith("illustrative: 1 seed, 1,000 steps — not evidence (fewer than 3 seeds"), stamp
+    md = stem.with_suffix(".md").read_text().splitlines()
+    assert md[0] == f"**{stamp}**" and md[2] == module.CAPTION
+    assert "| evidence" not in md[4]  # said once above the caption, not on every row
+    assert json.loads(stem.with_suffix(".provenance.json").read_text())["evidence"] == stamp
+
+
+def test_table1_of_three_seeds_per_cell_with_dense_at_its_plateau_says_it_is_evidence(tmp_path):
+    table = mast_table1.make(cells_inputs(tmp_path))
+    assert set(table["evidence"]) == {
+        "evidence: 3 seeds, 1,000 steps (dense at its plateau: qmix/3m +0.00 over the second half)"}
+    (tmp_path / "b").mkdir()
+    still = mast_table1.make(cells_inputs(tmp_path / "b", dense=(0.6, 0.8)))
+    assert set(still["evidence"]) == {
+        "illustrative: 3 seeds, 1,000 steps — not evidence (dense qmix/3m still learning (+0.20 from the 10 % "
+        "before halfway to the final 10 %, > 0.03))"}
+
+
+def test_mark_evidence_replaces_an_earlier_mark_instead_of_adding_a_second_column():
+    verdict = metrics.judge(summary("s", [({}, [0.1])]), ["cfg.algo"])
+    table = mark_evidence(mark_evidence(pd.DataFrame({"a": [1, 2]}), verdict), verdict)
+    assert list(table.columns) == ["evidence", "a"] and table.attrs["evidence"] == verdict.text
