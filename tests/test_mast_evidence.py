@@ -19,7 +19,7 @@ from effmarl.analysis import metrics
 from effmarl.analysis.figures import FIGURES
 from effmarl.analysis.io import mark_evidence, save_figure, save_table
 from effmarl.analysis.metrics.evidence import LEARNED_FLOOR, MIN_SEEDS, RISE_TOLERANCE, plateau, shortfalls
-from effmarl.analysis.tables import TABLES, mast_selection, mast_table1
+from effmarl.analysis.tables import TABLES, mast_claims, mast_selection, mast_table1
 
 N_EVALS = 11  # evaluations at x = 0, 100, ..., 1000: the final 10 % is x >= 900 (two), the 10 % before halfway x = 400
 
@@ -240,3 +240,118 @@ def test_mark_evidence_replaces_an_earlier_mark_instead_of_adding_a_second_colum
     verdict = metrics.judge(summary("s", [({}, [0.1])]), ["cfg.algo"])
     table = mark_evidence(mark_evidence(pd.DataFrame({"a": [1, 2]}), verdict), verdict)
     assert list(table.columns) == ["evidence", "a"] and table.attrs["evidence"] == verdict.text
+
+
+# ---- the claims table ---------------------------------------------------------------------------------------------
+
+def fig1_summary(seeds: int, budget: int = 1000, dense=(0.8, 0.8), mast: float = 0.76) -> pd.DataFrame:
+    cfg = {"cfg.env.map": "3s5z", "cfg.budget.env_steps": budget}
+    return pd.concat([runs("mast_fig1", [curve(*dense)] * seeds, **cfg, **{"cfg.sparse.method": "dense"}),
+                      runs("mast_fig1", [curve(mast, mast)] * seeds, **cfg, **{"cfg.sparse.method": "mast"}),
+                      runs("mast_fig1", [curve(0.3, 0.3)] * seeds, **cfg, **{"cfg.sparse.method": "rigl"})])
+
+
+def test_the_claims_3s5z_row_uses_figure1s_runs_when_they_are_given(tmp_path):
+    """The published claims table said "not measured" on 3s5z because it was made without mast_fig1's runs; given
+    them, the row reads them: a value with its interval on evidence, the stamp where they are illustrative."""
+    claim = "MAST-QMIX win rate on 3s5z with 10 % of the parameters"
+    fig1 = write(fig1_summary(3), tmp_path / "fig1.parquet")
+    row = mast_claims.make([f"fig1={fig1}"]).set_index("claim").loc[claim]
+    assert row["ours"] == ("MAST IQM 0.760 [0.76, 0.76] (3 seeds; Figure 1's runs); dense 0.800; "
+                           "MAST / dense 0.950 [0.950, 0.950], P = 0.00")
+    assert row["ratio ours/paper"] == f"{0.76 / 0.9:.2f}" and "mast_fig1" in row["runs"]
+    assert row["evidence"] == ("evidence: 3 seeds, 1,000 steps (dense at its plateau: qmix/3s5z +0.00 over the "
+                               "second half)")
+    # the default profile's Figure 1: one seed of 50 000 steps at which nothing learns on 3s5z
+    default = write(fig1_summary(1, 50_000, dense=(0.0, 0.0), mast=0.0), tmp_path / "fig1_default.parquet")
+    row = mast_claims.make([f"fig1={default}"]).set_index("claim").loc[claim]
+    assert row["ours"] == ("not claimed: illustrative: 1 seed, 50,000 steps — not evidence (fewer than 3 seeds in "
+                           "every compared cell; dense qmix/3s5z has not learned (win rate 0.00 over the final 10 %, "
+                           "< 0.1))")
+    assert row["ratio ours/paper"] == "" and row["evidence"] == row["ours"].removeprefix("not claimed: ")
+    none = mast_claims.make([]).set_index("claim").loc[claim, "ours"]
+    assert none.startswith("not measured: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study mast_fig1")
+
+
+def test_every_claims_row_has_a_value_with_its_interval_or_names_the_runs_it_needs(tmp_path):
+    inputs = cells_inputs(tmp_path, algos=("qmix", "ow_qmix")) + [
+        f"fig1={write(fig1_summary(3), tmp_path / 'fig1.parquet')}"]
+    claims = mast_claims.make(inputs)
+    assert list(claims.columns)[:4] == ["evidence", "claim", "paper", "ours"]
+    for _, row in claims.iterrows():
+        if row["ours"].startswith("not measured"):
+            assert row["ours"].startswith("not measured: needs ") and row["evidence"] == "", row["ours"]
+        else:  # constant synthetic runs: the interval collapses on the ratio, but it is there
+            assert row["evidence"].startswith("evidence: 3 seeds, 1,000 steps"), row["evidence"]
+            assert "[" in row["ours"] and "]" in row["ours"], row["ours"]
+    claims = claims.set_index("claim")
+    wqmix = claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX"]
+    assert wqmix["ours"] == ("4.0x (1 / mean ratio; mean of per-map reductions 4.0x) over 1 map(s): 3m 4.0x, "
+                             "MAST / dense 0.975 [0.975, 0.975], P = 0.00 (3 seeds)")
+    assert wqmix["ratio ours/paper"] == f"{4.0 / 9.0:.2f}" and wqmix["sparsity"] == "3m 0.9"
+    res = claims.loc["average training-FLOPs reduction over maps, MAST-RES-QMIX", "ours"]
+    assert res.startswith("not measured: needs dense RES-QMIX and MAST-RES-QMIX runs (mast_dense, mast_sweep with "
+                          "algo res_qmix) (the paper profile's Table 1")
+    assert res.endswith("the given runs have OW-QMIX 3m, QMIX 3m")
+    on_2s3z = claims.loc["training / inference FLOPs reduction, MAST-QMIX on 2s3z", "ours"]
+    assert on_2s3z.startswith("not measured: needs dense QMIX and MAST-QMIX runs on 2s3z")
+    md = tmp_path / "claims"
+    save_table(mast_claims.make(inputs), md, inputs, name="mast_claims", caption=mast_claims.CAPTION)
+    first = md.with_suffix(".md").read_text().splitlines()[0]
+    assert first == ("**evidence per row (column `evidence`, metrics.evidence): 7 of 9 claims with a value on "
+                     "evidence; 0 not claimed (illustrative runs: the stamp instead of the value); 2 not measured "
+                     "(the runs they need named)**")
+
+
+def test_the_claims_say_which_swept_sparsities_fall_within_3_percent_of_dense_and_how_sure(tmp_path):
+    row = mast_claims.make(cells_inputs(tmp_path)).set_index("claim").loc[
+        "swept sparsities within 3 % of dense (MAST sweep), and how sure"]
+    # MAST 0.78 at 0.9 and 0.70 at 0.95 against dense 0.80, every seed alike: 0.975 and 0.875, intervals collapsed
+    assert row["ours"] == ("QMIX 3m — 0.9: 0.975 [0.975, 0.975], P = 0.00, within 3 %; 0.95: 0.875 [0.875, 0.875], "
+                           "P = 0.00, more than 3 % below. highest sparsity within 3 % by its whole interval: "
+                           "QMIX 3m 0.9")
+    # seeds that disagree: MAST at 0.9 wins 0.70 / 0.78 / 0.86 (IQM 0.78) against dense 0.80: the interval straddles
+    # 0.97 and one run in three beats dense
+    (tmp_path / "b").mkdir()
+    dense = dense_runs([(0.8, 0.8)] * 3)
+    sweep = runs("mast_sweep", [curve(w, w) for w in (0.70, 0.78, 0.86)], **{"cfg.sparse.sparsity": 0.9})
+    row = mast_claims.sweep_row(dense, sweep, k=20)
+    lo, hi = metrics.ratio_ci([0.70, 0.78, 0.86], [0.8, 0.8, 0.8])
+    assert lo < 0.97 < hi
+    assert row["ours"] == (f"QMIX 3m — 0.9: 0.975 [{lo:.3f}, {hi:.3f}], P = 0.33, undecided. highest sparsity "
+                           "within 3 % by its whole interval: none")
+
+
+def test_claims_rows_resting_on_illustrative_runs_give_the_stamp_instead_of_their_value(tmp_path):
+    claims = mast_claims.make(cells_inputs(tmp_path, seeds=2))
+    stamp = "illustrative: 2 seeds, 1,000 steps — not evidence (fewer than 3 seeds in every compared cell)"
+    measured = claims[~claims["ours"].str.startswith("not measured")]
+    assert len(measured) == 5  # largest FLOPs, QMIX average, size, win rate, sweep: all on the one QMIX 3m cell
+    assert (measured["ours"] == f"not claimed: {stamp}").all() and (measured["evidence"] == stamp).all()
+    assert (measured["ratio ours/paper"] == "").all()
+    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 0 of 9 claims")
+
+
+def test_claims_read_the_cells_sparsity_from_the_runs_where_no_selection_is_given(tmp_path):
+    """The default profile declares Table 1 at 90 % (the baselines' configured sparsity) rather than choosing it;
+    OW-QMIX runs dense and MAST at 0.9 only. Without a selection CSV the cells sit at the runs' sparsity, not at
+    the sweep's other sparsities."""
+    inputs = [a for a in cells_inputs(tmp_path) if not a.startswith("selection=")]
+    ow = {"cfg.algo": "ow_qmix"}
+    extra = {"dense": dense_runs([(0.8, 0.8)] * 3, **ow),
+             "sweep": runs("mast_sweep", [curve(0.78, 0.78)] * 3, **ow, **{"cfg.sparse.sparsity": 0.9})}
+    for i, arg in enumerate(inputs):
+        role, _, path = arg.partition("=")
+        if role in extra:
+            frame = pd.concat([pd.read_parquet(path), extra[role]], ignore_index=True)
+            inputs[i] = f"{role}={write(frame, tmp_path / f'{role}_ow.parquet')}"
+            if role == "sweep":
+                sp = pd.concat([pd.read_parquet(next(a for a in inputs if a.startswith("sparsity=")).partition("=")[2]),
+                                sparsity_summary(extra[role], "mast")])
+                inputs.append(f"sparsity={write(sp, tmp_path / 'sparsity_ow.parquet')}")
+    inputs = [a for a in inputs if not a.endswith("/sparsity.parquet")]
+    claims = mast_claims.make(inputs).set_index("claim")
+    perf = claims.loc["MAST's win rate relative to dense, every cell"]
+    assert perf["sparsity"] == "OW-QMIX 3m 0.9, QMIX 3m 0.9"
+    assert "MAST / dense 0.975 [0.975, 0.975]" in perf["ours"]
+    assert claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX", "ours"].startswith("4.0x")
