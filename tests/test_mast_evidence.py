@@ -355,3 +355,27 @@ def test_claims_read_the_cells_sparsity_from_the_runs_where_no_selection_is_give
     assert perf["sparsity"] == "OW-QMIX 3m 0.9, QMIX 3m 0.9"
     assert "MAST / dense 0.975 [0.975, 0.975]" in perf["ours"]
     assert claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX", "ours"].startswith("4.0x")
+
+
+# ---- the other defects of the published default run (issue 21) ---------------------------------------------------
+
+def test_figure11_draws_per_input_first_layer_masks_per_agent_when_given_the_masks(tmp_path):
+    fig11 = importlib.import_module(FIGURES["mast_fig11"])
+    fig, _ = fig11.make(inputs_for("mast_fig11", tmp_path))  # masks.pt of 3 agents, 64 hidden units, 20 inputs
+    heat, detail = [ax for ax in fig.axes if ax.images]
+    assert detail.images[0].get_array().shape == (3, 20)  # agents x input features of agent.fc1
+    assert detail.get_xlabel() == "input feature of agent.fc1" and "per input" in detail.get_title()
+    assert "first layer (agent.fc1.weight)" in fig11.CAPTION and "per input" not in heat.get_title()
+    plt.close("all")
+
+
+def test_figure11_without_masks_says_in_the_image_that_it_has_no_first_layer_detail(tmp_path):
+    """The default run's Figure 11 had no masks.pt: it showed the per-layer heat map only while its caption described
+    the first-layer detail, and nothing in the image said the detail was missing."""
+    fig11 = importlib.import_module(FIGURES["mast_fig11"])
+    masks = [a for a in inputs_for("mast_fig11", tmp_path) if a.startswith("masks=")]
+    fig, _ = fig11.make(masks)
+    assert len([ax for ax in fig.axes if ax.images]) == 1
+    titles = " ".join(ax.get_title() for ax in fig.axes)
+    assert "no first-layer detail: no masks.pt given" in titles, titles
+    plt.close("all")
