@@ -379,3 +379,88 @@ def test_figure11_without_masks_says_in_the_image_that_it_has_no_first_layer_det
     titles = " ".join(ax.get_title() for ax in fig.axes)
     assert "no first-layer detail: no masks.pt given" in titles, titles
     plt.close("all")
+
+
+def test_figure13_smooths_each_seed_with_a_window_of_a_third_of_its_evaluations_and_has_no_empty_panel(tmp_path):
+    """The default run's Figure 13 smoothed 26 evaluations with the paper's window of 21 (a parabola, which reversed
+    Table 1's order) and its saved image was half empty (a one-line footer widened it)."""
+    from PIL import Image
+    from scipy.signal import savgol_filter
+
+    rng = np.random.default_rng(0)
+    wins = {(m, seed): rng.random(26) for m in ("3m", "2s3z") for seed in range(3)}
+    dense = pd.concat([runs("mast_dense", [wins[(m, s)] for s in range(3)],
+                            **{"cfg.sparse.method": "dense", "cfg.env.map": m}) for m in ("3m", "2s3z")])
+    sweep = pd.concat([runs("mast_sweep", [wins[(m, s)] * 0.9 for s in range(3)], **{"cfg.env.map": m})
+                       for m in ("3m", "2s3z")])
+    base = pd.concat([runs("mast_table1_long_study_name", [wins[(m, s)] * 0.5 for s in range(3)],
+                           **{"cfg.sparse.method": "rigl", "cfg.env.map": m}) for m in ("3m", "2s3z")])
+    d, s, b = (write(f, tmp_path / f"{n}.parquet") for f, n in ((dense, "d"), (sweep, "s"), (base, "b")))
+    mast_selection.make([f"dense={d}", f"sweep={s}"]).to_csv(tmp_path / "sel.csv", index=False)
+    inputs = [f"dense={d}", f"sweep={s}", f"baselines={b}", f"selection={tmp_path / 'sel.csv'}"]
+    fig13 = importlib.import_module(FIGURES["mast_fig13"])
+    fig, shown = fig13.make(inputs)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 2 and all(len(ax.lines) == 3 for ax in panels)  # one panel per map, none empty
+    for ax in panels:
+        m = ax.get_title().split("SMAX ")[1].split(",")[0]
+        line = next(line for line in ax.lines if line.get_label().startswith("Dense"))
+        expected = np.mean([savgol_filter(wins[(m, seed)], 7, 2) for seed in range(3)], axis=0)  # 26 // 3 = 8 -> 7
+        assert line.get_ydata() == pytest.approx(expected)
+    written = save_figure(fig, tmp_path / "fig13", inputs, shown)
+    png = next(w for w in written if w.suffix == ".png")
+    assert Image.open(png).width <= 1.15 * fig.get_figwidth() * 150  # the footer wraps: no blank half
+
+
+def test_the_index_gives_each_paper2_output_one_name_its_own_caption_and_its_stamp(tmp_path):
+    """The published index listed a costs table as "(None)" without a caption, and one module drawing several
+    studies three times under one name; a paper-2 output now also carries its evidence stamp into the index."""
+    from effmarl.analysis.index import write_index
+    from effmarl.cli import main
+
+    inputs = cells_inputs(tmp_path, seeds=1)
+    pub = tmp_path / "pub" / "mast"
+    (pub / "tables").mkdir(parents=True)
+    (pub / "replicate" / "tables").mkdir(parents=True)
+    sel_inputs = [a for a in inputs if a.startswith(("dense=", "sweep="))]
+    fig1 = write(fig1_summary(1), tmp_path / "fig1.parquet")
+    commands = [["table", "mast_selection", *sel_inputs, "--out", str(pub / "tables" / "selection")],
+                ["table", "mast_selection", *sel_inputs, "--out", str(pub / "replicate" / "tables" / "selection")],
+                ["table", "mast_table1", *inputs, "--out", str(pub / "tables" / "table1")],
+                ["table", "mast_claims", *inputs, f"fig1={fig1}", "--out", str(pub / "tables" / "claims")],
+                ["figure", "mast_fig1", f"metrics={fig1}", "--out", str(pub / "fig1_methods_3s5z")]]
+    for command in commands:
+        assert main(command) == 0, command
+    outputs = [str(p) for p in pub.rglob("*") if p.suffix in (".csv", ".md", ".png", ".pdf")]
+    md = write_index(outputs, tmp_path / "pub" / "index")[0].read_text()
+    sections = {s.splitlines()[0]: s for s in md.split("\n## ")[1:]}
+    assert sorted(sections) == sorted([
+        "table `mast/tables/selection` (mast_selection)", "table `mast/replicate/tables/selection` (mast_selection)",
+        "table `mast/tables/table1` (mast_table1)", "table `mast/tables/claims` (mast_claims)",
+        "figure `mast/fig1_methods_3s5z` (mast_fig1)"])
+    for heading, text in sections.items():
+        name = heading.split("(")[-1].rstrip(")")
+        module = importlib.import_module(TABLES.get(name) or FIGURES[name])
+        assert module.CAPTION in text.splitlines(), heading
+    table1 = sections["table `mast/tables/table1` (mast_table1)"].splitlines()
+    assert table1[2].startswith("**illustrative: 1 seed, 1,000 steps — not evidence")
+    figure = sections["figure `mast/fig1_methods_3s5z` (mast_fig1)"].splitlines()
+    assert figure[2].startswith("**illustrative: 1 seed, 1,000 steps — not evidence")
+    claims = sections["table `mast/tables/claims` (mast_claims)"].splitlines()
+    assert claims[2].startswith("**evidence per row (column `evidence`")
+
+
+def test_table1_table5_and_the_selection_carry_method_over_dense_with_its_interval_and_p_improvement(tmp_path):
+    from effmarl.analysis.tables import mast_table5
+
+    inputs = cells_inputs(tmp_path)
+    sel = mast_selection.make([a for a in inputs if a.startswith(("dense=", "sweep="))]).set_index("sparsity")
+    assert sel.loc[0.9, ["normalised_lo", "normalised_hi"]].tolist() == pytest.approx([0.975, 0.975])
+    assert sel.loc[0.9, "p_improvement"] == 0.0  # 0.78 never beats 0.80
+    t1 = mast_table1.make(inputs)
+    t1 = t1[t1["map"] == "3m"].set_index("method")  # not the 'average' rows
+    assert t1.loc["MAST", ["normalised_lo", "normalised_hi", "p_improvement"]].tolist() == pytest.approx(
+        [0.975, 0.975, 0.0])
+    t5 = mast_table5.make([a for a in inputs if not a.startswith("sparsity=")]).set_index("method")
+    assert t5.loc["MAST", "normalised IQM [95 % CI]"] == "0.975 [0.975, 0.975]"
+    assert t5.loc["MAST", "p_improvement"] == 0
