@@ -109,8 +109,8 @@ def test_the_stamp_says_the_seeds_and_steps_and_every_reason():
     assert verdict.illustrative and verdict.seeds == (2, 3) and verdict.steps == (1000,)
     assert verdict.text == (
         "illustrative: 2-3 seeds, 1,000 steps — not evidence (fewer than 3 seeds in 1 of 3 compared cells: "
-        "qmix/3m/0.95 (2); dense qmix/3m still learning (+0.30 from the 10 % before halfway to the final 10 %, "
-        "> 0.03))")
+        "qmix/3m/0.95 (2); dense still learning (gain from the 10 % before halfway to the final 10 % above "
+        "max(0.03, the seeds' spread)): qmix/3m +0.30 > 0.03)")
 
 
 def test_without_dense_runs_only_the_seed_rule_applies_and_the_stamp_names_the_budget():
@@ -151,8 +151,8 @@ def test_the_base_win_rate_figure_is_stamped_too(tmp_path):
     base = dense_runs([(0.5, 0.8)] * 3)
     fig, _ = mast_base_win_rate.make([f"metrics={write(base, tmp_path / 'base.parquet')}"])
     assert [s.replace("\n", " ") for s in stamps(fig)] == [
-        "illustrative: 3 seeds, 1,000 steps — not evidence (dense qmix/3m still learning (+0.30 from the 10 % before "
-        "halfway to the final 10 %, > 0.03))"]
+        "illustrative: 3 seeds, 1,000 steps — not evidence (dense still learning (gain from the 10 % before halfway "
+        "to the final 10 % above max(0.03, the seeds' spread)): qmix/3m +0.30 > 0.03)"]
     fig, _ = mast_base_win_rate.make([f"metrics={write(dense_runs([(0.8, 0.8)] * 3), tmp_path / 'b2.parquet')}"])
     assert stamps(fig) == []
     plt.close("all")
@@ -188,7 +188,8 @@ def test_a_learning_curve_figure_of_three_seeds_at_dense_plateau_carries_no_stam
     (tmp_path / "b").mkdir()
     learning = [a for a in cells_inputs(tmp_path / "b", dense=(0.5, 0.8)) if not a.startswith("sparsity=")]
     fig, _ = fig13.make(learning)
-    assert len(stamps(fig)) == 1 and "dense qmix/3m still learning" in stamps(fig)[0].replace("\n", " ")
+    assert len(stamps(fig)) == 1 and "dense still learning" in stamps(fig)[0].replace("\n", " ")
+    assert "qmix/3m +0.30 > 0.03" in stamps(fig)[0].replace("\n", " ")
     plt.close("all")
 
 
@@ -232,8 +233,8 @@ def test_table1_of_three_seeds_per_cell_with_dense_at_its_plateau_says_it_is_evi
     (tmp_path / "b").mkdir()
     still = mast_table1.make(cells_inputs(tmp_path / "b", dense=(0.6, 0.8)))
     assert set(still["evidence"]) == {
-        "illustrative: 3 seeds, 1,000 steps — not evidence (dense qmix/3m still learning (+0.20 from the 10 % "
-        "before halfway to the final 10 %, > 0.03))"}
+        "illustrative: 3 seeds, 1,000 steps — not evidence (dense still learning (gain from the 10 % before "
+        "halfway to the final 10 % above max(0.03, the seeds' spread)): qmix/3m +0.20 > 0.03)"}
 
 
 def test_mark_evidence_replaces_an_earlier_mark_instead_of_adding_a_second_column():
@@ -266,8 +267,8 @@ def test_the_claims_3s5z_row_uses_figure1s_runs_when_they_are_given(tmp_path):
     default = write(fig1_summary(1, 50_000, dense=(0.0, 0.0), mast=0.0), tmp_path / "fig1_default.parquet")
     row = mast_claims.make([f"fig1={default}"]).set_index("claim").loc[claim]
     assert row["ours"] == ("not claimed: illustrative: 1 seed, 50,000 steps — not evidence (fewer than 3 seeds in "
-                           "every compared cell; dense qmix/3s5z has not learned (win rate 0.00 over the final 10 %, "
-                           "< 0.1))")
+                           "every compared cell; dense has not learned (win rate over the final 10 % < 0.1): "
+                           "qmix/3s5z 0.00)")
     assert row["ratio ours/paper"] == "" and row["evidence"] == row["ours"].removeprefix("not claimed: ")
     none = mast_claims.make([]).set_index("claim").loc[claim, "ours"]
     assert none.startswith("not measured: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study mast_fig1")

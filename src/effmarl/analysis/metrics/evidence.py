@@ -42,7 +42,13 @@ LEARNED_FLOOR = 0.1  # dense winning fewer test episodes than this over its fina
 PAPER_STEPS = 2_000_000  # the paper's budget per run, named beside ours
 DENSE_KEYS = (ALGO, MAP)
 
-PLATEAU_COLUMNS = ["seeds", "final", "earlier", "rise", "spread", "learned", "plateau", "reason"]
+PLATEAU_COLUMNS = ["cell", "seeds", "final", "earlier", "rise", "spread", "allowed", "learned", "plateau", "why",
+                   "reason"]
+# How `shortfalls` says each kind of failed plateau, once for all the dense cells that fail it alike.
+WHY = {"not learned": f"dense has not learned (win rate over the final 10 % < {LEARNED_FLOOR:g})",
+       "no evaluation": "dense has no evaluation in the 10 % before halfway to show a plateau",
+       "learning": ("dense still learning (gain from the 10 % before halfway to the final 10 % above "
+                    f"max({RISE_TOLERANCE:g}, the seeds' spread))")}
 
 
 def _plural(n: int, word: str) -> str:
@@ -127,8 +133,9 @@ def plateau(dense: pd.DataFrame, keys: Sequence[str] = DENSE_KEYS, value: str = 
     """Per cell of `keys` of the dense runs `dense` (a metrics summary): `seeds`, `final` (mean over seeds of each
     run's mean win rate over its final 10 % of training), `earlier` (the same over the 10 % before halfway), `rise`
     (mean over seeds of final - earlier, runs with both), `spread` (standard deviation over seeds of that rise; NaN
-    for one seed), `learned` (final >= LEARNED_FLOOR), `plateau` (learned, and rise <= max(RISE_TOLERANCE, spread))
-    and `reason`, the sentence saying why not ('' at the plateau)."""
+    for one seed), `learned` (final >= LEARNED_FLOOR), `plateau` (learned, and rise <= max(RISE_TOLERANCE, spread)),
+    `allowed` (that bound), `cell` (its label), `why` (a key of WHY, '' at the plateau) and `reason`, the sentence
+    saying why not ('' at the plateau)."""
     keys = [k for k in keys if k in dense]
     ev = evaluations(dense, value)
     ident = run_columns(dense) or ["cfg.seed"]
@@ -137,13 +144,16 @@ def plateau(dense: pd.DataFrame, keys: Sequence[str] = DENSE_KEYS, value: str = 
         return pd.DataFrame(columns=[*keys, *PLATEAU_COLUMNS])
     per_run = _window_means(ev, [*keys, *ident], value).reset_index()
     for values, group in (per_run.groupby(keys, dropna=False, sort=True) if keys else [((), per_run)]):
-        name = "dense " + _label(keys, values)
+        cell = _label(keys, values)
+        name = "dense " + cell
         final = float(group["final"].mean())
         rises = (group["final"] - group["earlier"]).dropna()
         rise = float(rises.mean()) if len(rises) else np.nan
         spread = float(rises.std(ddof=1)) if len(rises) > 1 else np.nan
         learned = bool(final >= LEARNED_FLOOR)
         allowed = max(RISE_TOLERANCE, 0.0 if np.isnan(spread) else spread)
+        why = ("not learned" if not learned else "no evaluation" if np.isnan(rise) else
+               "learning" if rise > allowed else "")
         if not learned:
             reason = f"{name} has not learned (win rate {final:.2f} over the final 10 %, < {LEARNED_FLOOR:g})"
         elif np.isnan(rise):
@@ -154,8 +164,9 @@ def plateau(dense: pd.DataFrame, keys: Sequence[str] = DENSE_KEYS, value: str = 
         else:
             reason = ""
         rows.append({**dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True)),
-                     "seeds": int(len(group)), "final": final, "earlier": float(group["earlier"].mean()),
-                     "rise": rise, "spread": spread, "learned": learned, "plateau": not reason, "reason": reason})
+                     "cell": cell, "seeds": int(len(group)), "final": final,
+                     "earlier": float(group["earlier"].mean()), "rise": rise, "spread": spread, "allowed": allowed,
+                     "learned": learned, "plateau": not reason, "why": why, "reason": reason})
     return pd.DataFrame(rows, columns=[*keys, *PLATEAU_COLUMNS])
 
 
@@ -170,8 +181,15 @@ def shortfalls(seeds: pd.Series, plateaus: pd.DataFrame | None = None) -> list[s
         out.append(f"fewer than {MIN_SEEDS} seeds in {where}")
     elif not len(seeds):
         out.append("no runs")
-    if plateaus is not None:
-        out += [r for r in plateaus["reason"] if r]
+    if plateaus is not None:  # one sentence per kind of failure, naming every dense cell that fails so
+        for why, text in WHY.items():
+            failed = plateaus[plateaus["why"] == why]
+            items = [c if why == "no evaluation" else f"{c} {f:.2f}" if why == "not learned" else
+                     f"{c} +{r:.2f} > {a:.2f}"
+                     for c, f, r, a in zip(failed["cell"], failed["final"], failed["rise"], failed["allowed"],
+                                           strict=True)]
+            if items:
+                out.append(f"{text}: {', '.join(items)}")
     return out
 
 
