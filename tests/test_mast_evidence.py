@@ -465,3 +465,20 @@ def test_table1_table5_and_the_selection_carry_method_over_dense_with_its_interv
     t5 = mast_table5.make([a for a in inputs if not a.startswith("sparsity=")]).set_index("method")
     assert t5.loc["MAST", "normalised IQM [95 % CI]"] == "0.975 [0.975, 0.975]"
     assert t5.loc["MAST", "p_improvement"] == 0
+
+
+def test_the_readme_block_of_table1_carries_its_stamp_when_the_published_table_has_one(tmp_path):
+    """docs/results.md quotes Table 1's numbers from the published CSV: without its verdict the quote would look like
+    evidence where the table itself says it is not (a table published before the column keeps its block as it was)."""
+    from effmarl.readme_tables import BLOCKS
+
+    inputs = cells_inputs(tmp_path, dense=(0.6, 0.8))  # 3 seeds, dense still learning
+    pub = tmp_path / "pub"
+    (pub / "mast" / "tables").mkdir(parents=True)
+    save_table(mast_table1.make(inputs), pub / "mast" / "tables" / "table1", inputs, name="mast_table1")
+    block = BLOCKS["paper2-table1"].render(lambda rel: (pub / rel).read_text(), lambda rel: rel)
+    assert block.startswith("**illustrative: 3 seeds, 1,000 steps — not evidence (dense still learning")
+    assert "| QMIX 3m | MAST | 0.9 |" in block
+    csv = pub / "mast" / "tables" / "table1.csv"
+    csv.write_text(pd.read_csv(csv).drop(columns="evidence").to_csv(index=False))
+    assert BLOCKS["paper2-table1"].render(lambda rel: (pub / rel).read_text(), lambda rel: rel).startswith("| ")
