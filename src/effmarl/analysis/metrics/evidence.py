@@ -20,8 +20,9 @@ Why the window before halfway and not the one just before the final 10 %: with 3
 three evaluations per window, two adjacent windows of a dense QMIX run on SMAX 3m differ by up to ±0.1 from noise
 alone (benchmarks/results/qmix_curve_dense_table1_3m.csv), and the slope near the plateau (0.78 at 250 000 steps,
 0.85 at 500 000) moves a window by under 0.01: adjacent windows flag noise, not learning. Over the second half a
-curve that is still learning (0.64 at 50 000 steps, 0.77 at 100 000) rises by 0.1 or more, and one at its plateau by
-about 0 ± the seeds' spread."""
+curve still learning rises by 0.1 or more and one at its plateau by about 0 ± the seeds' spread: on that benchmark's
+three curves cut at 50 000 / 100 000 / 150 000 steps the rule says "still learning" (+0.22, +0.18, +0.16), at
+250 000 / 300 000 / 500 000 "plateau" (+0.00 ± 0.08, +0.05 ± 0.07, +0.06 ± 0.10)."""
 
 from __future__ import annotations
 
