@@ -199,17 +199,18 @@ def test_table1_holds_all_seven_methods_with_hand_computed_normalised_values(tmp
 
 def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
     claims = mast_claims.make(table1_inputs(tmp_path)).set_index("claim")
+    # 2s3z is in these runs (at its fallback sparsity), but on 2 seeds of 4 evaluations: illustrative, not claimed
+    # (metrics.evidence; tests/test_mast_evidence.py has the rows with values)
     on_2s3z = claims.loc["training / inference FLOPs reduction, MAST-QMIX on 2s3z"]
-    assert on_2s3z["ours"].startswith("4.0x training")  # 2s3z is in these runs (at its fallback sparsity)
+    assert on_2s3z["ours"].startswith("not claimed: illustrative: 2 seeds, 1,000 steps — not evidence")
+    assert on_2s3z["ratio ours/paper"] == "" and on_2s3z["evidence"] == on_2s3z["ours"].removeprefix("not claimed: ")
     wqmix = claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX"]
     assert wqmix["ours"].startswith("not measured")
     qmix = claims.loc["average training-FLOPs reduction over maps, MAST-QMIX"]
-    assert qmix["ours"].startswith("4.0x") and qmix["ratio ours/paper"] == "0.40"
+    assert qmix["ours"].startswith("not claimed: illustrative") and qmix["ratio ours/paper"] == ""
     assert "mast_dense" in qmix["runs"] and "budget 1,000" in qmix["runs"]
     perf = claims.loc["MAST's win rate relative to dense, every cell"]
     assert "SMAX is not SMAC" in perf["caveat"] and "no admissible sparsity" in perf["caveat"]
-    # the worst cell's ratio with its interval and how often a MAST run beats a dense one (constant synthetic runs)
-    assert perf["ours"].startswith("lowest MAST/dense ") and "P(MAST run > dense run) = " in perf["ours"]
     assert claims.loc["MAST-QMIX win rate on 3s5z with 10 % of the parameters", "ours"].startswith("not measured")
     empty = mast_claims.make([])
     assert empty["ours"].str.startswith("not measured").all()
@@ -223,7 +224,9 @@ def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(t
     g = summary("mast_abl_smm", [({"cfg.mellowmax.alpha": a, "cfg.mellowmax.omega": o}, [0.1 * a + 0.01 * o] * 2)
                                  for a in (1.0, 5.0) for o in (10.0, 20.0)])
     t8 = mast_table8.make([f"metrics={write(g, tmp_path / 'g.parquet')}"])
-    assert list(t8.columns) == ["α", "ω = 10", "ω = 20"] and len(t8) == 2
+    # the evidence column first (metrics.evidence: 2 seeds per cell are illustrative), then the α x ω grid
+    assert list(t8.columns) == ["evidence", "α", "ω = 10", "ω = 20"] and len(t8) == 2
+    assert t8["evidence"].str.startswith("illustrative: 2 seeds, 1,000 steps — not evidence").all()
     assert t8.iloc[0]["ω = 10"].startswith("0.200") and t8.iloc[0]["ω = 10"].endswith("(n=2)*")
 
 

@@ -80,7 +80,9 @@ def _table1(read, link) -> str:
           "1" if float(r["train_flops_reduction"]) == 1 else f"1 / {float(r['train_flops_reduction']):.1f}",
           f"{float(r['iqm']):.3f} [{float(r['iqm_lo']):.3f}, {float(r['iqm_hi']):.3f}]",
           f"{float(r['normalised']):.3f}" if r["normalised"] else "", r["seeds"]] for r in rows])
-    return (f"{body}\n\nMeasured on {_measured(prov)}; {prov.get('source_runs', '')}. Every column: "
+    # a Table 1 that says whether it is evidence (metrics.evidence: its `evidence` column) says so here too
+    stamp = "".join(f"**{e}**\n\n" for e in dict.fromkeys(r["evidence"] for r in rows if r.get("evidence")))
+    return (f"{stamp}{body}\n\nMeasured on {_measured(prov)}; {prov.get('source_runs', '')}. Every column: "
             f"[`{stem}.md`]({link(stem + '.md')}).\n")
 
 

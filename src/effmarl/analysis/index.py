@@ -1,5 +1,6 @@
-"""The figure index: one page listing every regenerated figure and table with its caption and the runs
-(profile, commit) it was made from, read from the provenance sidecars the figure/table commands write."""
+"""The figure index: one page listing every regenerated figure and table with its caption, the runs
+(profile, commit) it was made from and, for a paper-2 output, whether it is evidence (its stamp), read from the
+provenance sidecars the figure/table commands write."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def entries(outputs: list[str]) -> list[dict]:
         found.append({
             "stem": str(stem), "files": sorted(files), "kind": sidecar.get("kind"), "name": sidecar.get("name"),
             "caption": sidecar.get("caption"), "source_runs": sidecar.get("source_runs"),
+            "evidence": sidecar.get("evidence"),
             "commit": sidecar["git"]["commit"], "made_at": sidecar["finished_at"],
         })
     return found
@@ -42,6 +44,7 @@ def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
         rel = [str(Path(f).relative_to(out_stem.parent)) if Path(f).is_relative_to(out_stem.parent) else f
                for f in item["files"]]
         lines += [f"## {item['kind']} `{output_name(item['stem'], out_stem)}` ({item['name']})", "",
+                  *([f"**{item['evidence']}**", ""] if item.get("evidence") else []),
                   item["caption"] or "", "",
                   "files: " + ", ".join(f"[{r}]({r})" for r in rel), "",
                   f"source: {item['source_runs'] or 'see provenance sidecar'}; made {item['made_at']} "

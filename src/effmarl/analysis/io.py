@@ -1,6 +1,7 @@
 """A figure's or table's inputs and outputs: reading its named inputs, and saving it atomically, as PDF + PNG (CSV +
 Markdown for tables), each with a provenance sidecar, and on a figure the marks that record what it was made from
-(the footer naming the runs, the ILLUSTRATIVE stamp).
+(the footer naming the runs, the ILLUSTRATIVE stamp; on a paper-2 figure or table its evidence mark,
+`mark_evidence`).
 
 What belongs here: parsing `role=path` arguments, reading study tables, and everything written with an output that
 records where it came from. Colours, names and drawing helpers are `analysis.style`; what is selected or computed
@@ -88,9 +89,11 @@ def source_line(summary: pd.DataFrame) -> str:
 
 
 def _sidecar(out_stem: Path, kind: str, name: str, caption: str, inputs: list[str],
-             shown: pd.DataFrame | None) -> None:
+             shown: pd.DataFrame | None, evidence: str | None = None) -> None:
     extra = {"kind": kind, "name": name, "caption": caption, "named_inputs": list(map(str, inputs)),
              "source_runs": source_line(shown) if shown is not None else None}
+    if evidence:
+        extra[EVIDENCE] = evidence
     write_json(out_stem.with_suffix(".provenance.json"), provenance.record(inputs=input_paths(inputs), extra=extra))
 
 
@@ -110,15 +113,35 @@ def add_footer(fig, summary: pd.DataFrame | None) -> None:
     fig.text(0.01, y, textwrap.fill(source_line(summary), width), fontsize=6, color="0.4", ha="left", va="top")
 
 
-def stamp(fig, reasons: list[str]) -> None:
+def stamp(fig, reasons: list[str], prefix: str = "ILLUSTRATIVE: ") -> None:
     """'ILLUSTRATIVE: <reasons>' across the top of a figure whose runs cannot support or refute the claim it
-    illustrates (too few seeds or update rounds, a budget where nothing learned …): the image says so itself."""
+    illustrates (too few seeds or update rounds, a budget where nothing learned …): the image says so itself.
+    `prefix` "" where the first reason is the whole stamp (paper 2's 'illustrative: n seeds, m steps — …')."""
     if reasons:
         # wrapped here to the figure's width (a bold 8 pt character is ~5 pt wide), not by matplotlib's wrap=True:
         # that measures the line before bbox_inches="tight" crops and leaves a column of blank canvas above
         width = max(40, int(fig.get_figwidth() * 72 / 5.0))
-        fig.text(0.5, 1.0, textwrap.fill("ILLUSTRATIVE: " + "; ".join(reasons), width), ha="center", va="bottom",
+        fig.text(0.5, 1.0, textwrap.fill(prefix + "; ".join(reasons), width), ha="center", va="bottom",
                  fontsize=8, color="#b00000", fontweight="bold")
+
+
+EVIDENCE = "evidence"  # the column (first) of a paper-2 table, and the sidecar field, that says what it rests on
+
+
+def mark_evidence(output, verdict):
+    """Mark a paper-2 output with its verdict (`metrics.judge`): a figure is stamped with the verdict's text when it
+    is illustrative (and records it for its sidecar); a table gets the text as its first column, `evidence`, on
+    every row (what the .csv carries), and as the line above its caption in the .md (`save_table`). Returns the
+    output. Every paper-2 figure and table calls this, so what a stamp says is decided in metrics.evidence only."""
+    if isinstance(output, pd.DataFrame):
+        table = output.drop(columns=EVIDENCE, errors="ignore")
+        table.insert(0, EVIDENCE, verdict.text)
+        table.attrs[EVIDENCE] = verdict.text
+        return table
+    if verdict.illustrative:
+        stamp(output, [verdict.text], prefix="")
+    output._effmarl_evidence = verdict.text  # noqa: SLF001 - read back by save_figure for the sidecar
+    return output
 
 
 def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFrame | None = None, *,
@@ -132,16 +155,22 @@ def save_figure(fig, out_stem: str | Path, inputs: list[str], summary: pd.DataFr
         write_with(target, lambda tmp, ext=ext: fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight"))
         written.append(target)
     plt.close(fig)
-    _sidecar(out_stem, "figure", name, caption, inputs, summary)
+    _sidecar(out_stem, "figure", name, caption, inputs, summary, getattr(fig, "_effmarl_evidence", None))
     return written
 
 
 def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str], *, name: str = "",
                caption: str = "") -> list[Path]:
-    """Write <out_stem>.csv, .md (caption above the table) and .provenance.json."""
+    """Write <out_stem>.csv, .md (caption above the table) and .provenance.json. A table marked by `mark_evidence`
+    has its verdict as the .md's first line, above the caption (in bold), and as the `evidence` column of the .csv;
+    the .md's table leaves that column out where it holds one text on every row (the first line says it)."""
     out_stem = Path(out_stem)
+    evidence = table.attrs.get(EVIDENCE)
     csv = write_text(out_stem.with_suffix(".csv"), table.to_csv(index=False))
-    header = f"{caption}\n\n" if caption else ""
-    md = write_text(out_stem.with_suffix(".md"), header + table.to_markdown(index=False) + "\n")
-    _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs))
+    header = (f"**{evidence}**\n\n" if evidence else "") + (f"{caption}\n\n" if caption else "")
+    body = table
+    if evidence and EVIDENCE in table and table[EVIDENCE].nunique() <= 1:
+        body = table.drop(columns=EVIDENCE)
+    md = write_text(out_stem.with_suffix(".md"), header + body.to_markdown(index=False) + "\n")
+    _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs), evidence)
     return [csv, md]

@@ -5,7 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import seaborn as sns
 
-from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import judge
 from effmarl.analysis.style import ALGO_NAMES
 
 CAPTION = ("Test win rate of greedy QMIX-family agents on SMAX maps (jaxmarl's JAX re-implementation of SMAC, "
@@ -33,4 +34,6 @@ def make(inputs: list[str]):
         ax.set_ylabel("test win rate")
         ax.set_ylim(-0.02, 1.02)
     fig.tight_layout()
+    dense = summary[summary["cfg.sparse.method"] == "dense"] if "cfg.sparse.method" in summary else summary
+    mark_evidence(fig, judge(summary, ["cfg.algo", "cfg.env.map"], dense=dense))
     return fig, summary

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, judge, seed_stats, seeds_text
 from effmarl.analysis.style import algo_name, bars, map_name, method_color, method_name
 
 CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
@@ -42,4 +42,6 @@ def make(inputs: list[str], k: int = LAST_K):
         ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
         ax.set_ylim(0, 1.1)
     fig.tight_layout()
+    mark_evidence(fig, judge(summary, ["cfg.algo", "cfg.env.map", "cfg.sparse.method"],
+                             dense=summary[summary["cfg.sparse.method"] == "dense"]))
     return fig, summary

@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, curves, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, curves, final_win_rate, judge, seed_stats, seeds_text
 from effmarl.analysis.style import TICKET_NAMES, bars, draw_curve, method_color, note
 
 TICKET = "cfg.sparse.ticket.kind"
@@ -62,5 +62,6 @@ def make(inputs: list[str], k: int = LAST_K):
     right.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
     right.set_ylim(0, 1.1)
     fig.tight_layout()
+    mark_evidence(fig, judge([(tickets, [TICKET]), (mast, ["cfg.sparse.method"])]))
     shown = pd.concat([f for f in (tickets, mast) if f is not None and len(f)], ignore_index=True)
     return fig, shown

@@ -1,15 +1,16 @@
 """Paper 2, Figure 11: where MAST's connections are - the active fraction of every agent network layer per agent
 (from agent_masks.summary.parquet: active / numel, mean over seeds), one heat map per algorithm and map; with the
 optional `mask_files` (the runs' masks.pt), the first layer (agent.fc1.weight) in detail: the fraction of hidden units
-each input feature stays connected to, per agent."""
+each input feature stays connected to, per agent; without them (or with masks it cannot pool) the heat map's title
+says the detail is missing."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import seeds_text, shown_runs
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import judge, seeds_text, shown_runs
 from effmarl.analysis.style import algo_name, map_name
 from effmarl.safeload import load_torch
 
@@ -64,7 +65,10 @@ def make(inputs: list[str]):
         ident = [c for c in ("cfg.study", "run_id") if c in rows]
         runs = rows.drop_duplicates(ident) if ident else rows.iloc[:1]  # a single run's own table has no run_id
         where = " on SMAX ".join([algo_name(values[0]), map_name(values[1])]) if len(values) == 2 else ""
-        ax.set_title(f"MAST-{where} ({seeds_text(len(runs))})", fontsize=9)
+        missing = "" if detail is not None else "\n" + (
+            "no first-layer detail: no masks.pt given" if not named["mask_files"]
+            else "no first-layer detail: the masks.pt files differ in shape or lack agent.fc1")
+        ax.set_title(f"MAST-{where} ({seeds_text(len(runs))}){missing}", fontsize=9)
         fig.colorbar(image, ax=ax, label="active fraction")
     if detail is not None:
         ax = axes[0][-1]
@@ -75,4 +79,5 @@ def make(inputs: list[str]):
                      fontsize=9)
         fig.colorbar(image, ax=ax, label="fraction of hidden units")
     fig.tight_layout()
+    mark_evidence(fig, judge(masks, keys))
     return fig, shown_runs(masks)

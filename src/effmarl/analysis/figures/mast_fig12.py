@@ -8,8 +8,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text, shown_runs
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, final_win_rate, judge, seed_stats, seeds_text, shown_runs
 from effmarl.analysis.style import bars
 
 ALLOCATION = "cfg.sparse.allocation"
@@ -74,5 +74,6 @@ def make(inputs: list[str], k: int = LAST_K):
         ax.set_title(f"learned vs manual allocation ({seeds_text(a['seeds'])})", fontsize=9)
         shown.append(shown_runs(allocation))
     fig.tight_layout()
+    mark_evidence(fig, judge([(masks, keys), (allocation, [ALLOCATION])]))
     shown = [s for s in shown if s is not None]
     return fig, (pd.concat(shown, ignore_index=True) if shown else None)

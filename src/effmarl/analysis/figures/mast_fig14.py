@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_optional
-from effmarl.analysis.metrics import chosen_sparsity, learning_curve_runs
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional
+from effmarl.analysis.metrics import chosen_sparsity, judge, learning_curve_runs
 from effmarl.analysis.style import learning_curves_figure
 
+METHOD = "cfg.sparse.method"
 ALGO = "ow_qmix"
 CAPTION = ("Paper 2, Figure 14: test win rate of OW-QMIX against environment steps on SMAX maps (not SMAC), "
            "every method at the sparsity chosen for the map (highest MAST sparsity within 3 % of dense). Each "
@@ -33,4 +34,7 @@ def make(inputs: list[str]):
     chosen = chosen_sparsity(pd.read_csv(named["selection"][0]))
     data = learning_curve_runs(ALGO, {role: read_optional(named[role]) for role in ("dense", "sweep", "baselines")},
                                chosen)
-    return learning_curves_figure(ALGO, data, chosen), (data if len(data) else None)
+    fig = learning_curves_figure(ALGO, data, chosen)
+    dense = data[data[METHOD] == "dense"] if len(data) else None
+    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", METHOD], dense=dense))
+    return fig, (data if len(data) else None)

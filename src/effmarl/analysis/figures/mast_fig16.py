@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import operator_of
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import judge, operator_of
 from effmarl.analysis.style import OPERATOR_NAMES, OPERATOR_ORDER, algo_name, curve_panels, map_name
 
 OPERATOR = "cfg.mellowmax.operator"
@@ -26,4 +26,5 @@ def make(inputs: list[str]):
     panels_data = [(f"MAST-{algo_name(a)} on SMAX {map_name(m)}",
                     data[(data["cfg.algo"] == a) & (data["cfg.env.map"] == m)]) for a, m in cells]
     fig = curve_panels(panels_data, OPERATOR, OPERATOR_ORDER, OPERATOR_NAMES, {}, width=5.0)
+    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", OPERATOR]))
     return fig, summary

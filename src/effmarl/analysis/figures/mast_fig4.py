@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, final_win_rate, seed_stats, seeds_text
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, final_win_rate, judge, seed_stats, seeds_text
 from effmarl.analysis.style import algo_name, map_name
 
 N, SPARSITY = "cfg.rlx2.multi_step.n", "cfg.sparse.sparsity"
@@ -45,4 +45,5 @@ def make(inputs: list[str], k: int = LAST_K):
     ax.set_title(f"RigL + n-step targets, {where}", fontsize=9)
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
+    mark_evidence(fig, judge(summary, ["cfg.algo", "cfg.env.map", SPARSITY, N]))
     return fig, summary

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import curves, operator_of
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import curves, judge, operator_of
 from effmarl.analysis.style import OPERATOR_NAMES, OPERATOR_ORDER, draw_curve, note
 
 SHOWN = ["max", "soft_mellowmax"]
@@ -42,4 +42,5 @@ def make(inputs: list[str]):
         ax.set_ylabel(ylabel)
     axes[0].set_ylim(-0.02, 1.02)
     fig.tight_layout()
+    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", "operator"]))
     return fig, summary

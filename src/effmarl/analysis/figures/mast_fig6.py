@@ -4,7 +4,8 @@ one smoothed win-rate curve per buffer setting with a 95 % bootstrap band over s
 
 from __future__ import annotations
 
-from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import judge
 from effmarl.analysis.style import curve_panels, method_name
 
 ENABLED = "cfg.mast.dual_buffer.enabled"
@@ -40,4 +41,7 @@ def make(inputs: list[str]):
         panels_data.append((title, rows))
     fig = curve_panels(panels_data, "buffer", ["single buffer", "dual buffer"], {},
                        {"single buffer": "tab:gray", "dual buffer": "tab:red"})
+    dense = data[data["cfg.sparse.method"] == "dense"]  # the dense model of each buffer setting
+    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "buffer"], dense=dense,
+                             dense_keys=["cfg.algo", "cfg.env.map", "buffer"]))
     return fig, summary

@@ -10,8 +10,16 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, require_comparable, seed_stats, seeds_text
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import (
+    LAST_K,
+    METHOD_ORDER,
+    final_win_rate,
+    judge,
+    require_comparable,
+    seed_stats,
+    seeds_text,
+)
 from effmarl.analysis.style import algo_name, map_name, method_color, method_name
 from effmarl.config import ConfigError
 
@@ -87,5 +95,6 @@ def make(inputs: list[str], k: int = LAST_K):
         ax.set_ylim(-0.02, 1.05)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
+    mark_evidence(fig, judge(runs, POINT, dense=dense))
     return fig, pd.concat([f for f in (runs, dense) if len(f)], ignore_index=True)
 

@@ -1,10 +1,16 @@
 """The metrics layer at the bottom of the analysis floor: run identity (`runs`), statistics, smoothing and
 normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`), paper-1 phase metrics
-(`phases`) and episode-return metrics (`rewards`): whatever selects or computes data, as opposed to drawing it.
+(`phases`) and episode-return metrics (`rewards`), and when a paper-2 output is evidence (`evidence`: `judge`):
+whatever selects or computes data, as opposed to drawing it.
 Figures and tables import from here (and from `analysis.io` for reading inputs and saving, `analysis.style` for
 colours, names and drawing helpers), never from each other; nothing here imports from those."""
 
 from effmarl.analysis.metrics.counters import counter_difference, counter_spread
+
+# Imported before `phases`: loading the submodule `metrics.evidence` binds the package attribute `evidence` to it,
+# and paper 1's function of that name (phases.evidence, below) must be what `metrics.evidence` is. Import the
+# paper-2 rule by its names (`from effmarl.analysis.metrics.evidence import MIN_SEEDS`), never as a module attribute.
+from effmarl.analysis.metrics.evidence import Evidence, budgets, judge, judge_cells, plateau, seeds_per_cell
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
@@ -73,7 +79,8 @@ from effmarl.analysis.metrics.stats import (
                                              smooth,
 )
 
-__all__ = ["FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "chosen_sparsity", "curves",
+__all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
+           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "chosen_sparsity", "curves",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation, used_delta_m
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation, judge, used_delta_m
 
 KEY = "cfg.sparse.delta_m"
 CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the mask update interval Δm'
@@ -28,4 +28,5 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
     table = ablation(metrics, [KEY], k)
     table.insert(table.columns.get_loc(KEY) + 1, "Δm used", table[KEY].map(used_delta_m(metrics)))
     table = table.rename(columns={KEY: "Δm"})
-    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    table = table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, interval_text, table1_cells
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, interval_text, judge_cells, table1_cells
 from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
@@ -35,8 +35,9 @@ def _pm(mean, std) -> str:
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
     named = named_inputs(inputs, INPUTS, "table mast_table5")
-    t = table1_cells(read_tables(named["dense"]), read_tables(named["sweep"]), read_optional(named["baselines"]),
-                     None, pd.read_csv(named["selection"][0]), k=k)
+    dense, sweep = read_tables(named["dense"]), read_tables(named["sweep"])
+    baselines = read_optional(named["baselines"])
+    t = table1_cells(dense, sweep, baselines, None, pd.read_csv(named["selection"][0]), k=k)
     out = pd.DataFrame({"algorithm": t["algo"].map(algo_name), "map": t["map"].map(map_name),
                         "method": t["method"].map(method_name), "sparsity": t["sparsity"],
                         "win rate": [_pm(m, s) for m, s in zip(t["mean"], t["std"], strict=True)],
@@ -48,4 +49,4 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
                         "p_improvement": t["p_improvement"],
                         "win_rate_mean": t["mean"], "win_rate_std": t["std"], "normalised_mean": t["normalised_mean"],
                         "normalised_std": t["normalised_std"], "seeds": t["seeds"]})
-    return out.round(4)
+    return mark_evidence(out.round(4), judge_cells(t, dense, dense, sweep, baselines))

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation, judge
 
 KEY = "cfg.mast.td_lambda.burn_in_fraction"
 CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
@@ -24,6 +24,8 @@ INPUTS = {"metrics": {"study": "mast_abl_t0", "doc": "metrics.summary.parquet of
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table6")["metrics"]), [KEY], k)
+    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table6")["metrics"])
+    table = ablation(metrics, [KEY], k)
     table = table.rename(columns={KEY: "T0 / budget"})
-    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    table = table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation, judge
 
 KEY = "cfg.mast.td_lambda.lambda"
 CAPTION = ('Paper 2, Table 7 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the λ of the λ-returns after'
@@ -22,6 +22,8 @@ INPUTS = {"metrics": {"study": "mast_abl_lambda", "doc": "metrics.summary.parque
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table7")["metrics"]), [KEY], k)
+    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table7")["metrics"])
+    table = ablation(metrics, [KEY], k)
     table = table.rename(columns={KEY: "λ"})
-    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    table = table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation, judge
 
 ALPHA, OMEGA = "cfg.mellowmax.alpha", "cfg.mellowmax.omega"
 CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over Soft Mellowmax's α (rows) and ω "
@@ -27,10 +27,11 @@ def _cell(row) -> str:
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table8")["metrics"]), [ALPHA, OMEGA], k)
+    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table8")["metrics"])
+    table = ablation(metrics, [ALPHA, OMEGA], k)
     extra = [c for c in table.columns if c in ("cfg.algo", "cfg.env.map")]
     table["cell"] = table.apply(_cell, axis=1)
     grid = table.pivot_table(index=[*extra, ALPHA], columns=OMEGA, values="cell", aggfunc="first")
     grid.columns = [f"ω = {c:g}" for c in grid.columns]
     grid = grid.reset_index().rename(columns={ALPHA: "α", "cfg.algo": "algo", "cfg.env.map": "map"})
-    return grid.fillna("not run")
+    return mark_evidence(grid.fillna("not run"), judge(metrics, ["cfg.algo", "cfg.env.map", ALPHA, OMEGA]))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
+from effmarl.analysis.metrics import LAST_K, ablation, judge
 
 KEY = "cfg.mast.dual_buffer.batch_ratio"
 CAPTION = ('Paper 2, Table 9 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the dual-buffer batch split '
@@ -22,6 +22,8 @@ INPUTS = {"metrics": {"study": "mast_abl_b1b2", "doc": "metrics.summary.parquet 
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    table = ablation(read_tables(named_inputs(inputs, INPUTS, "table mast_table9")["metrics"]), [KEY], k)
+    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table9")["metrics"])
+    table = ablation(metrics, [KEY], k)
     table = table.rename(columns={KEY: "b1:b2"})
-    return table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    table = table.round({"iqm": 3, "iqm_lo": 3, "iqm_hi": 3, "mean": 3, "std": 3})
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))
