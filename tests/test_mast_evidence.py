@@ -482,3 +482,16 @@ def test_the_readme_block_of_table1_carries_its_stamp_when_the_published_table_h
     csv = pub / "mast" / "tables" / "table1.csv"
     csv.write_text(pd.read_csv(csv).drop(columns="evidence").to_csv(index=False))
     assert BLOCKS["paper2-table1"].render(lambda rel: (pub / rel).read_text(), lambda rel: rel).startswith("| ")
+
+
+def test_the_readme_block_of_a_one_seed_table1_shows_no_interval_instead_of_failing(tmp_path):
+    """One seed has no bootstrap interval (empty `iqm_lo` / `iqm_hi`): the docs block says so instead of failing to
+    read an empty bound as a number."""
+    from effmarl.readme_tables import BLOCKS
+
+    inputs = cells_inputs(tmp_path, seeds=1)
+    pub = tmp_path / "pub"
+    (pub / "mast" / "tables").mkdir(parents=True)
+    save_table(mast_table1.make(inputs), pub / "mast" / "tables" / "table1", inputs, name="mast_table1")
+    block = BLOCKS["paper2-table1"].render(lambda rel: (pub / rel).read_text(), lambda rel: rel)
+    assert "| QMIX 3m | MAST | 0.9 | 1 / " in block and "0.780 [no interval: 1 seed] |" in block

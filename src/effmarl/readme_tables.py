@@ -78,7 +78,8 @@ def _table1(read, link) -> str:
         ["algorithm, map", "method", "sparsity", "training FLOPs", "win rate IQM [95 % CI]", "/ dense", "seeds"],
         [[f"{r['algorithm']} {r['map']}", r["method"], f"{float(r['sparsity']):g}",
           "1" if float(r["train_flops_reduction"]) == 1 else f"1 / {float(r['train_flops_reduction']):.1f}",
-          f"{float(r['iqm']):.3f} [{float(r['iqm_lo']):.3f}, {float(r['iqm_hi']):.3f}]",
+          f"{float(r['iqm']):.3f} " + (f"[{float(r['iqm_lo']):.3f}, {float(r['iqm_hi']):.3f}]" if r["iqm_lo"]
+                                        else f"[no interval: {r['seeds']} seed]"),
           f"{float(r['normalised']):.3f}" if r["normalised"] else "", r["seeds"]] for r in rows])
     # a Table 1 that says whether it is evidence (metrics.evidence: its `evidence` column) says so here too
     stamp = "".join(f"**{e}**\n\n" for e in dict.fromkeys(r["evidence"] for r in rows if r.get("evidence")))
