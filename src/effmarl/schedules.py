@@ -16,3 +16,10 @@ def scaled_delta_m(delta_m: int, scale: float) -> int:
     """The topology update interval Δm (gradient updates) a run uses: the configured one times the schedule scale,
     at least 1."""
     return max(1, round(delta_m * scale))
+
+
+# Paper 2's win-rate statistic (paper 2, Table 1): per run, the mean test win rate of its last LAST_K evaluations that
+# fall in the final FINAL_FRACTION of training (the paper's last 20 of 200 evaluations, one every 10 000 of 2 M steps).
+# Read by the analysis (analysis/metrics/mast.py) and, for the evaluation it needs, by the profile checks (studies.py).
+LAST_K = 20
+FINAL_FRACTION = 0.1

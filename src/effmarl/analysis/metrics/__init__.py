@@ -10,6 +10,7 @@ from effmarl.analysis.metrics.mast import (
                                              LAST_K,
                                              METHOD_ORDER,
                                              ablation,
+                                             cell_sparsity,
                                              chosen_sparsity,
                                              curves,
                                              evaluations,
@@ -73,7 +74,8 @@ from effmarl.analysis.metrics.stats import (
                                              smooth,
 )
 
-__all__ = ["FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "chosen_sparsity", "curves",
+__all__ = ["FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "curves",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",
