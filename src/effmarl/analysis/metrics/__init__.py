@@ -12,6 +12,7 @@ from effmarl.analysis.metrics.mast import (
                                              ablation,
                                              cell_sparsity,
                                              chosen_sparsity,
+                                             components_ablation,
                                              curves,
                                              evaluations,
                                              final_win_rate,
@@ -19,6 +20,7 @@ from effmarl.analysis.metrics.mast import (
                                              interval_text,
                                              learning_curve_runs,
                                              operator_of,
+                                             removed_components,
                                              require_comparable,
                                              seed_stats,
                                              seeds_text,
@@ -75,7 +77,7 @@ from effmarl.analysis.metrics.stats import (
 )
 
 __all__ = ["FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
-           "curves",
+           "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",
