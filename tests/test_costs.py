@@ -131,3 +131,16 @@ def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
     # OW-QMIX: the resources model's work ratio (its learner update 2.5x QMIX's) scales the per-step cost
     ow = envelope.qmix_seconds({**cfg, "algo": "ow_qmix"}, per_step)
     assert 2.0 < (ow - 40 - 201 * 32 * 0.0012) / (per_step["mast"] * 100_000) < 2.6
+
+
+def test_the_default_profile_is_estimated_within_its_envelope():
+    """Issue 21's envelope, as estimated (docs/costs.md): <= 5 h of job time for the whole default profile, <= 2.5 h
+    on 2 cores, <= 30 min on 16 cores (longest path first), without a dry run (figures and tables: minutes)."""
+    from effmarl.analysis.envelope import estimate
+
+    root = Path(__file__).resolve().parents[1]
+    table, summary = estimate(str(root / "configs" / "default.yaml"), str(root / "published" / "default"), None,
+                              [2, 16])
+    assert summary["job_h"] <= 5.0 and summary["makespan_s"][2] <= 2.5 * 3600 and summary["makespan_s"][16] <= 1800
+    kinds = set(table["kind"])
+    assert {"training: mast_components", "training: paper1", "paper1_counters"} <= kinds

@@ -170,3 +170,48 @@ def test_a_malformed_named_settings_axis_is_one_line_each(tmp_path):
         "field 'a.grid.without.no_underscore': a named setting's name must be letters, digits, '.', '+' or '-' (it is "
         "part of the run ids)",
         "field 'a.grid.without.ok': must be a non-empty mapping of dotted run fields to values"]
+
+
+# ---- evaluation noise below seed noise ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["default.yaml", "paper.yaml"])
+def test_every_paper2_run_of_an_evidence_profile_rests_on_at_least_128_greedy_episodes(name):
+    """The win-rate statistic (the last min(20, available) evaluations in the final 10 %) of every QMIX-family run of
+    the default and paper profiles averages >= 128 greedy episodes, from each run's resolved budget, eval_every and
+    eval_episodes (the default: 20 evaluations of 32 every 800 of 160 000 steps; the paper: 20 of 32 every 10 000
+    of 2 M)."""
+    from effmarl.algos.variants import QMIX_VARIANTS
+    from effmarl.schedules import MIN_FINAL_EPISODES, final_eval_episodes
+    from effmarl.studies import load_profile
+
+    runs = expand_all(load_profile(ROOT / "configs" / name))
+    episodes = {f"{study}/{rid}": final_eval_episodes(cfg) for study, by_id in runs.items()
+                for rid, cfg in by_id.items() if cfg["algo"] in QMIX_VARIANTS}
+    assert episodes and min(episodes.values()) >= MIN_FINAL_EPISODES == 128, \
+        {k: v for k, v in episodes.items() if v < 128}
+
+
+def test_the_final_evaluations_are_counted_on_the_runs_grid():
+    from effmarl.schedules import evaluation_steps, final_evaluations
+
+    assert final_evaluations(250_000, 10_000) == 3          # 230 000 ... 250 000: the published default's 96 episodes
+    assert final_evaluations(2_000_000, 10_000) == 20       # 1.8 M ... 2 M: 21 evaluations, the last 20 count
+    assert final_evaluations(160_000, 800) == 20
+    assert evaluation_steps(1_000, 300) == [0, 300, 600, 900, 1_000]  # the budget itself is evaluated at the end
+    assert final_evaluations(1_000, 300) == 2               # 900 and 1 000 are at or after 900
+
+
+def test_an_evidence_profile_with_too_few_final_episodes_is_refused_naming_the_field_and_smoke_is_not():
+    catalogue = {"q": {"doc": "a qmix study", "grid": {"seed": [0, 1]},
+                       "base": {"algo": "qmix", "env": {"backend": "smax", "map": "3m"},
+                                "budget": {"env_steps": 250000}, "qmix": {"eval_every": 10000, "eval_episodes": 32}}}}
+    profile = {"profile": "default", "results_dir": "R", "figures_dir": "F", "studies": {"q": {}}}
+    with pytest.raises(ConfigError) as info:
+        expand_all(resolve_profile(profile, catalogue))
+    assert info.value.lines == [
+        "field 'studies.q.base.qmix.eval_episodes': run seed-0 averages 3 evaluation(s) of 32 greedy episodes in its "
+        "final 10% (250000 env steps, one evaluation every 10000): 96 episodes, an evidence profile needs >= 128 "
+        "(evaluation noise below seed noise); raise qmix.eval_episodes or lower qmix.eval_every (at most 20 "
+        "evaluations count)"]
+    expand_all(resolve_profile({**profile, "profile": "smoke"}, catalogue))  # smoke runs the plumbing only
+    expand_all(resolve_profile({**profile, "studies": {"q": {"base": {"qmix": {"eval_episodes": 48}}}}}, catalogue))

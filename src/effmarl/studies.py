@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from effmarl.config import ConfigError, get_dotted, load_yaml, set_dotted, validate
+from effmarl.schedules import FINAL_FRACTION, LAST_K, MIN_FINAL_EPISODES, final_eval_episodes, final_evaluations
 
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
 # schemas/ does to the schema) so that it is found from any working directory and in an installed copy.
@@ -238,7 +239,8 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
-    problems = comparison_problems(workflow_cfg, runs) + lockstep_problems(workflow_cfg, runs)
+    problems = (comparison_problems(workflow_cfg, runs) + lockstep_problems(workflow_cfg, runs)
+                + evaluation_problems(workflow_cfg, runs))
     if problems:
         raise ConfigError(problems, "profile")
     bench_run = workflow_cfg.get("bench", {}).get("sparse", {}).get("run")
@@ -274,6 +276,32 @@ def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> l
             lines.append(f"field 'studies.{study}.seeds_per_process': seeds in lockstep would run on the cpu, where 8 "
                          "seeds cost 7.9-10.2x one seed (benchmarks/results/qmix_lockstep_cpu.md), no less than 8 "
                          "separate jobs; set 1 (one job per seed) or runs_per_process, or device: cuda")
+    return lines
+
+
+EVIDENCE_PROFILES = ("default", "paper")  # profiles whose results are read as evidence (smoke only runs the plumbing)
+
+
+def evaluation_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
+    """Evaluation noise below seed noise: in an evidence profile, every QMIX-family run's win-rate statistic (the last
+    min(LAST_K, available) evaluations in the final FINAL_FRACTION of training) must rest on at least
+    MIN_FINAL_EPISODES greedy episodes (schedules.final_eval_episodes, from budget.env_steps, qmix.eval_every and
+    qmix.eval_episodes). One line per study, naming its first such run."""
+    if workflow_cfg.get("profile") not in EVIDENCE_PROFILES:
+        return []
+    lines = []
+    for study, by_id in runs.items():
+        for rid, cfg in by_id.items():
+            if cfg["algo"] not in LOCKSTEP_ALGOS or final_eval_episodes(cfg) >= MIN_FINAL_EPISODES:
+                continue
+            q, steps = cfg["qmix"], cfg["budget"]["env_steps"]
+            lines.append(f"field 'studies.{study}.base.qmix.eval_episodes': run {rid} averages "
+                         f"{final_evaluations(steps, q['eval_every'])} evaluation(s) of {q['eval_episodes']} greedy "
+                         f"episodes in its final {FINAL_FRACTION:.0%} ({steps} env steps, one evaluation every "
+                         f"{q['eval_every']}): {final_eval_episodes(cfg)} episodes, an evidence profile needs >= "
+                         f"{MIN_FINAL_EPISODES} (evaluation noise below seed noise); raise qmix.eval_episodes or lower "
+                         f"qmix.eval_every (at most {LAST_K} evaluations count)")
+            break
     return lines
 
 
@@ -363,12 +391,13 @@ COMPARABLE_SETTINGS = ("budget.env_steps", "qmix.updates_per_round", "qmix.num_e
 # (metrics.require_one_budget).
 PAPER1_COMPARABLE_SETTINGS = ("budget.episodes", "env.max_cycles", "env.num_envs", "offpolicy.warmup",
                               "offpolicy.update_every", "offpolicy.batch_size", "offpolicy.lr")
-COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8")  # and every study with sparsity_from: selection
+# and every study with sparsity_from: selection
+COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8", "mast_components")
 
 
 def comparison_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
     """One line per COMPARABLE_SETTINGS value that differs between the studies paper 2's comparisons put side by side
-    (mast_dense, mast_sweep, mast_fig8 and the sparsity_from studies), within one (algo, map)."""
+    (mast_dense, mast_sweep, mast_fig8, mast_components and the sparsity_from studies), within one (algo, map)."""
     studies = [s for s in (*COMPARISON_STUDIES, *selection_studies(workflow_cfg)) if s in runs]
     seen: dict[tuple, dict[str, dict]] = {}
     for study in dict.fromkeys(studies):
