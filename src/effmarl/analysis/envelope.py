@@ -369,7 +369,7 @@ def write(profile: str, published: str, dry_run: str | None, cores: list[int], o
                   f"{missing} training jobs belong to studies whose outputs no rule registers yet (counted here, "
                   "not built by `snakemake` until registered).", ""]
     lines += ["Sources and model: `effmarl.analysis.envelope` (module doc).", "",
-              table.to_markdown(index=False, floatfmt=".1f")]
+              table.to_markdown(index=False, floatfmt=("", ".0f", ".0f", ".0f", ".0f", ".0f", ".2f"))]
     rec = provenance.record(inputs=[str(Path(published) / n) for n in COSTS_FILES] + ([dry_run] if dry_run else []),
                             extra={"kind": "costs-estimate", "profile": profile, "summary": s})
     stem = Path(out)
