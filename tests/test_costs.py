@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from effmarl.analysis import costs
 from effmarl.cli import main
@@ -76,3 +78,69 @@ def test_the_figure_index_names_and_captions_a_costs_table(tmp_path):
     assert heading == "## costs `mast/costs` (costs)"
     caption = md.split(heading)[1].strip().splitlines()[0]
     assert caption.startswith("What the workflow run cost") and caption.endswith("default, 2 cores")
+
+
+# ---- `effmarl costs --estimate PROFILE`: the envelope before a run -------------------------------------------------
+
+def test_a_list_schedule_starts_the_longest_path_first_and_respects_dependencies():
+    from effmarl.analysis.envelope import Job, graham_bound, makespan
+
+    jobs = [Job("a", "t", 10.0), Job("b", "t", 6.0), Job("c", "t", 4.0), Job("d", "t", 3.0, deps={"b"})]
+    # 2 cores, longest remaining path first: a (10) and b (6 + d's 3) at 0; at 6 c (4) goes before d (3); d waits for
+    # the next free core, at 10: 13
+    assert makespan(jobs, 2) == pytest.approx(13.0)
+    assert makespan(jobs, 4) == pytest.approx(10.0)       # a alone is the longest chain (b + d = 9)
+    # Graham: work / m + (1 - 1/m) x the longest chain = 23 / 2 + 0.5 x 10
+    assert graham_bound(jobs, 2) == pytest.approx(16.5)
+    two = [Job("c2", "counters", 20.0, cores=2), Job("x", "t", 5.0)]  # a 2-core job keeps both cores 10 s
+    assert makespan(two, 2) == pytest.approx(15.0)
+
+
+def test_the_dry_run_job_stats_are_read_by_rule():
+    from effmarl.analysis.envelope import analysis_kind, dry_run_counts
+
+    text = ("Building DAG of jobs...\nJob stats:\njob                count\n-----------------  -------\n"
+            "aggregate              12\nfigure_mast_fig8_x      1\ntrain_offpolicy        62\n"
+            "total                 75\n\n"
+            "Job stats:\njob  count\n---  ---\naggregate  99\n")
+    assert dry_run_counts(text) == {"aggregate": 12, "figure_mast_fig8_x": 1, "train_offpolicy": 62}
+    assert [analysis_kind(r) for r in ("aggregate", "figure_index", "figure_x", "table_y", "train_z")] == [
+        "aggregate", "figure_index", "figure", "table", None]
+
+
+def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
+    """Per env step: (published mean job seconds - start-up - its evaluations) / 250 000, per kind of method; a run
+    of the same settings at another budget costs start-up + per-step x budget + its evaluations; runs in one process
+    pay the start-up once."""
+    from effmarl.analysis import envelope
+
+    (tmp_path / "mast").mkdir()
+    pd.DataFrame({"kind": ["training: mast_dense", "training: mast_sweep", "training: mast_table1"],
+                  "jobs": [2, 1, 5], "job_s": [2 * 540.0, 520.0, 5 * 490.0], "longest_s": [0, 0, 0]}).to_csv(
+        tmp_path / "mast" / "costs.csv", index=False)
+    kinds = envelope.published_kinds(tmp_path)
+    eval_s = 26 * 32 * envelope.QMIX_EVAL_EPISODE_S
+    per_step = envelope.qmix_per_step(kinds)
+    assert per_step["dense"] == pytest.approx((540 - 40 - eval_s) / 250_000)
+    assert per_step["baseline"] == pytest.approx((490 - 40 - eval_s) / 250_000)
+    cfg = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 100_000},
+           "sparse": {"method": "mast"}, "qmix": {"num_envs": 8, "updates_per_round": 8, "eval_every": 500,
+                                                   "eval_episodes": 32, "shared_params": False}}
+    # 201 evaluations of 32 episodes at 1.2 ms each on 3m
+    assert envelope.qmix_seconds(cfg, per_step) == pytest.approx(40 + per_step["mast"] * 100_000 + 201 * 32 * 0.0012)
+    # OW-QMIX: the resources model's work ratio (its learner update 2.5x QMIX's) scales the per-step cost
+    ow = envelope.qmix_seconds({**cfg, "algo": "ow_qmix"}, per_step)
+    assert 2.0 < (ow - 40 - 201 * 32 * 0.0012) / (per_step["mast"] * 100_000) < 2.6
+
+
+def test_the_default_profile_is_estimated_within_its_envelope():
+    """Issue 21's envelope, as estimated (docs/costs.md): <= 5 h of job time for the whole default profile, <= 2.5 h
+    on 2 cores, <= 30 min on 16 cores (longest path first), without a dry run (figures and tables: minutes)."""
+    from effmarl.analysis.envelope import estimate
+
+    root = Path(__file__).resolve().parents[1]
+    table, summary = estimate(str(root / "configs" / "default.yaml"), str(root / "published" / "default"), None,
+                              [2, 16])
+    assert summary["job_h"] <= 5.0 and summary["makespan_s"][2] <= 2.5 * 3600 and summary["makespan_s"][16] <= 1800
+    kinds = set(table["kind"])
+    assert {"training: mast_components", "training: paper1", "paper1_counters"} <= kinds

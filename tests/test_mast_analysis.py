@@ -9,6 +9,7 @@ import pytest
 
 from effmarl.analysis import metrics
 from effmarl.analysis.tables import mast_claims, mast_selection, mast_table1, mast_table5, mast_table8, mast_table9
+from effmarl.config import ConfigError
 
 EVERY = 100
 BASE = {"cfg.algo": "qmix", "cfg.env.map": "3m", "cfg.sparse.method": "mast", "cfg.sparse.sparsity": 0.9,
@@ -309,3 +310,52 @@ def test_an_output_of_runs_trained_at_two_commits_is_refused_in_one_line_naming_
     assert "runs of 2 commits" in err[0] and "9fcbb18938: mast_table1 (3 runs)" in err[0], err[0]
     assert "abcdef1234: mast_dense (2 runs), mast_sweep (2 runs)" in err[0], err[0]
     assert not (tmp_path / "f.png").exists()
+
+
+def declared_inputs(tmp_path):
+    """Table 1 with a declared sparsity (the default profile's): the baselines ran at 0.9 while the selection's 3 %
+    rule chose 0.7 (selection_inputs: MAST / dense 1.0, 0.975, 0.875 at 0.5, 0.7, 0.9)."""
+    dense, sweep = selection_inputs(tmp_path)
+    sel_path = tmp_path / "selection.csv"
+    mast_selection.make([f"dense={dense}", f"sweep={sweep}"]).to_csv(sel_path, index=False)
+    baselines = summary("mast_table1", [({"cfg.sparse.method": m, "cfg.sparse.sparsity": 0.9}, [w, w])
+                                        for m, w in BASELINE_WINS.items()])
+    sp = pd.concat([sparsity_summary(pd.read_parquet(sweep), "mast"), sparsity_summary(baselines)], ignore_index=True)
+    write(sp, tmp_path / "sparsity.parquet")
+    return dense, sweep, write(baselines, tmp_path / "base.parquet"), sel_path
+
+
+def test_table1_at_a_declared_sparsity_keeps_its_baselines_and_takes_mast_there_not_at_the_selections(tmp_path):
+    dense, sweep, baselines, sel_path = declared_inputs(tmp_path)
+    args = [f"dense={dense}", f"sweep={sweep}", f"baselines={baselines}", f"selection={sel_path}"]
+    table = mast_table1.make([*args, f"sparsity={tmp_path / 'sparsity.parquet'}"])
+    cells = table[table["map"] == "3m"].set_index("method")
+    assert list(cells.index) == ["Dense", "Tiny", "SS", "SET", "RigL", "RLx2", "MAST"]
+    assert (cells.loc[cells.index != "Dense", "sparsity"] == 0.9).all()
+    assert cells.loc["MAST", "iqm"] == pytest.approx(0.7) and cells.loc["MAST", "normalised"] == pytest.approx(0.875)
+    assert cells.loc["RigL", "iqm"] == pytest.approx(0.72) and cells.loc["RigL", "seeds"] == 2
+    # the selection says whether MAST is within 3 % there (0.875: no) and what the rule would choose (0.7)
+    assert not cells["selection_admissible"].any() and (cells["selected_sparsity"] == 0.7).all()
+    t5 = mast_table5.make(args).set_index(["map", "method"])
+    assert t5.loc[("3m", "MAST"), "sparsity"] == 0.9 and t5.loc[("3m", "MAST"), "win_rate_mean"] == pytest.approx(0.7)
+
+
+def test_the_cell_sparsity_is_the_baselines_else_the_selections_and_one_per_cell(tmp_path):
+    dense, sweep, baselines, sel_path = declared_inputs(tmp_path)
+    selection, base = pd.read_csv(sel_path), pd.read_parquet(baselines)
+    cells = metrics.cell_sparsity(selection, base).set_index("map")
+    assert cells.loc["3m", ["sparsity", "selected_sparsity", "sparsity_source"]].tolist() == [0.9, 0.7,
+                                                                                             "baseline runs"]
+    assert cells.loc["3m", "admissible"] is not None and not cells.loc["3m", "admissible"]  # 0.875 at 0.9
+    # 2s3z has no baselines: the selection's choice (the lowest swept, none admissible)
+    assert cells.loc["2s3z", ["sparsity", "sparsity_source"]].tolist() == [0.5, "selection"]
+    # Figures 13-15 draw the same runs: MAST and the baselines at 0.9 on 3m
+    frames = {"dense": pd.read_parquet(dense), "sweep": pd.read_parquet(sweep), "baselines": base}
+    drawn = metrics.learning_curve_runs("qmix", frames, metrics.cell_sparsity(selection, base))
+    on3m = drawn[drawn["cfg.env.map"] == "3m"]
+    assert set(on3m.loc[on3m["cfg.sparse.method"] != "dense", "cfg.sparse.sparsity"]) == {0.9}
+    assert set(on3m["cfg.sparse.method"]) == {"dense", "mast", *BASELINE_WINS}
+    # baselines at two sparsities, neither the selection's: refused in one line
+    mixed = pd.concat([base, base.assign(**{"cfg.sparse.sparsity": 0.95, "run_id": base["run_id"] + "x"})])
+    with pytest.raises(ConfigError, match="3m: baselines at sparsities 0.9, 0.95"):
+        metrics.cell_sparsity(selection, mixed)

@@ -93,3 +93,17 @@ def test_the_tickets_figure_reads_the_study_its_tickets_took_their_masks_from():
     made = outputs_of(runs, {"mast_tickets": {"ticket_source": "mast_ref"}, "mast_ref": {}})
     assert made[("mast", "fig10_tickets")]["inputs"] == {"tickets": [f"{R}/mast_tickets/metrics.summary.parquet"],
                                                          "mast": [f"{R}/mast_ref/metrics.summary.parquet"]}
+
+
+def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs_and_makes_the_components_table():
+    cfg = load_profile(ROOT / "configs" / "default.yaml")
+    runs = expand_all(cfg)
+    made = {(o.group, o.stem): o.inputs for o in profile_outputs(runs, cfg, R, F)}
+    assert "mast_alloc" not in runs
+    assert made[("mast", "fig11_first_layer_masks")]["masks"] == [f"{R}/mast_sweep/agent_masks.summary.parquet"]
+    assert made[("mast", "fig11_first_layer_masks")]["mask_files"] == [f"{R}/mast_sweep/{rid}/masks.pt"
+                                                                       for rid in runs["mast_sweep"]]
+    assert "allocation" not in made[("mast", "fig12_allocation")]
+    assert made[("mast", "components")] == {"mast": [f"{R}/mast_sweep/metrics.summary.parquet"],
+                                            "ablated": [f"{R}/mast_components/metrics.summary.parquet"],
+                                            "dense": [f"{R}/mast_dense/metrics.summary.parquet"]}

@@ -212,8 +212,18 @@ def _cmd_counters(args) -> int:
 
 
 def _cmd_costs(args) -> int:
+    if args.estimate:
+        from effmarl.analysis.envelope import write as estimate
+
+        paths = estimate(args.estimate, args.published, args.dry_run, args.cores, args.out)
+        print(paths[1].read_text(), end="")
+        return 0
     from effmarl.analysis.costs import write
 
+    missing = [f"--{name} is required (or --estimate PROFILE)" for name in ("results", "figures")
+               if getattr(args, name) is None]
+    if missing:
+        raise ConfigError(missing, "effmarl costs")
     for path in write(args.results, args.figures, args.out, args.wall_s, args.note):
         print(path)
     return 0
@@ -343,9 +353,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 naming each file that differs")
     p.set_defaults(func=_cmd_readme_tables)
 
-    p = sub.add_parser("costs", help="what a finished workflow run cost, from its jobs' Snakemake benchmark files")
-    p.add_argument("--results", required=True, help="the run's results_dir")
-    p.add_argument("--figures", required=True, help="the run's figures_dir")
+    p = sub.add_parser("costs", help="what a finished workflow run cost, from its jobs' Snakemake benchmark files; "
+                                     "with --estimate, what a profile will cost (an estimate)")
+    p.add_argument("--results", help="the run's results_dir")
+    p.add_argument("--figures", help="the run's figures_dir")
+    p.add_argument("--estimate", metavar="PROFILE", help="estimate PROFILE's job time and makespan instead "
+                   "(effmarl.analysis.envelope says from which files)")
+    p.add_argument("--published", default="published/default",
+                   help="with --estimate: the published run whose costs tables price the jobs (default: %(default)s)")
+    p.add_argument("--dry-run", help="with --estimate: the output of `snakemake -n --quiet rules --configfile "
+                   "PROFILE` (counts the figure, table and aggregate jobs)")
+    p.add_argument("--cores", type=int, nargs="+", default=[2, 16], help="with --estimate: makespans on these core "
+                   "counts (default: %(default)s)")
     p.add_argument("--wall-s", type=float, help="the whole run's wall seconds, measured around snakemake")
     p.add_argument("--note", default="", help="a sentence on how the run was made (profile, date)")
     p.add_argument("--out", required=True, help="output stem: writes <out>.md, .csv, .provenance.json")

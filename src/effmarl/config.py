@@ -90,6 +90,9 @@ def _field(path) -> str:
 
 
 def _describe(error: jsonschema.ValidationError) -> str:
+    if error.validator in ("anyOf", "oneOf") and error.context:  # the alternative of the value's own type
+        matched = [e for e in error.context if e.validator != "type"] or list(error.context)
+        return _describe(jsonschema.exceptions.best_match(matched))
     kind, subschema = error.validator, error.schema
     if kind == "additionalProperties" and isinstance(error.instance, dict):
         allowed = sorted(subschema.get("properties", {}))

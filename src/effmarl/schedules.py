@@ -16,3 +16,36 @@ def scaled_delta_m(delta_m: int, scale: float) -> int:
     """The topology update interval Δm (gradient updates) a run uses: the configured one times the schedule scale,
     at least 1."""
     return max(1, round(delta_m * scale))
+
+
+# Paper 2's win-rate statistic (paper 2, Table 1): per run, the mean test win rate of its last LAST_K evaluations that
+# fall in the final FINAL_FRACTION of training (the paper's last 20 of 200 evaluations, one every 10 000 of 2 M steps).
+# Read by the analysis (analysis/metrics/mast.py) and, for the evaluation it needs, by the profile checks (studies.py).
+LAST_K = 20
+FINAL_FRACTION = 0.1
+# Greedy episodes that statistic must rest on in an evidence run (default and paper profiles; studies.py refuses a
+# profile whose QMIX-family run has fewer): with 128 the standard error of one run's win rate is at most 0.044 (0.038
+# at 0.75), against a spread between seeds of 0.03-0.05 (dense) and 0.07-0.10 (MAST) on SMAX 3m at 250 000 steps
+# (published/default/mast/tables/selection.md, 3 seeds), where 96 episodes (3 evaluations of 32) gave 0.077.
+MIN_FINAL_EPISODES = 128
+
+
+def evaluation_steps(env_steps: int, eval_every: int) -> list[int]:
+    """The grid steps a run of `env_steps` evaluates at (algos/qmix/run.py): 0, every multiple of eval_every within
+    the budget, and the budget itself at the end. Assumes no collection round spans more than eval_every env steps
+    (one evaluation per round at most), true when eval_every >= num_envs x the map's episode limit."""
+    grid = list(range(0, env_steps + 1, eval_every))
+    return grid if grid[-1] == env_steps else [*grid, env_steps]
+
+
+def final_evaluations(env_steps: int, eval_every: int, k: int = LAST_K, fraction: float = FINAL_FRACTION) -> int:
+    """How many evaluations the statistic averages: the last min(k, available) of those at or after
+    (1 - fraction) x the budget (analysis/metrics/mast.final_win_rate, on the run's last evaluation step)."""
+    start = (1 - fraction) * env_steps
+    return min(int(k), sum(step >= start for step in evaluation_steps(env_steps, eval_every)))
+
+
+def final_eval_episodes(cfg: dict) -> int:
+    """The greedy episodes behind a QMIX-family run's win-rate statistic: final_evaluations x qmix.eval_episodes."""
+    q = cfg["qmix"]
+    return final_evaluations(cfg["budget"]["env_steps"], q["eval_every"]) * q["eval_episodes"]

@@ -18,12 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from effmarl.config import ConfigError, get_dotted, load_yaml, set_dotted, validate
+from effmarl.schedules import FINAL_FRACTION, LAST_K, MIN_FINAL_EPISODES, final_eval_episodes, final_evaluations
 
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
 # schemas/ does to the schema) so that it is found from any working directory and in an installed copy.
 CATALOGUE = "configs/studies.yaml"
 CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source")  # what a study is: declared once
-SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process")  # what a profile may set per study
+# What a profile may set per study: its scale, and where its sparsity comes from (a study declared at a sparsity, as
+# the default profile's Table 1 at 90 %, may take it from the MAST selection instead: the paper profile's Table 1).
+SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process", "sparsity_from")
 
 
 def catalogue_path() -> Path:
@@ -52,12 +55,36 @@ def load_catalogue(path: str | Path | None = None) -> dict[str, dict]:
         if not isinstance(study.get("grid", {}), dict):
             lines.append(f"field '{name}.grid': must be a mapping of dotted fields to lists of values")
             continue
-        lines += [f"field '{name}.grid.{axis}': must be a list of values, or null (an axis a profile may vary, held "
-                  "at the base's value)" for axis, values in study.get("grid", {}).items()
-                  if values is not None and not isinstance(values, list)]
+        for axis, values in study.get("grid", {}).items():
+            if isinstance(values, dict):
+                lines += named_axis_problems(f"{name}.grid.{axis}", values)
+            elif values is not None and not isinstance(values, list):
+                lines.append(f"field '{name}.grid.{axis}': must be a list of values, a mapping of named settings, or "
+                             "null (an axis a profile may vary, held at the base's value)")
     if lines:
         raise ConfigError(lines, source)
     return cat
+
+
+NAME = re.compile(r"[A-Za-z0-9.+-]+")  # a named setting's name, as it appears in run ids
+
+
+def named_axis_problems(where: str, values: dict) -> list[str]:
+    """A named-settings axis ({name: {dotted field: value, ...}}, e.g. MAST without one component per run): names
+    safe in a run id, each a non-empty mapping of dotted fields. One line per problem."""
+    lines = [f"field '{where}.{key}': a named setting's name must be letters, digits, '.', '+' or '-' (it is part of "
+             "the run ids)" for key in values if not NAME.fullmatch(str(key))]
+    lines += [f"field '{where}.{key}': must be a non-empty mapping of dotted run fields to values" for key, settings
+              in values.items() if not isinstance(settings, dict) or not settings]
+    return lines
+
+
+def axis_points(axis: str, values: list | dict) -> list[tuple[Any, dict[str, Any]]]:
+    """An axis's values as (its part of the run id, the run fields it sets): a list axis sets its own dotted field
+    to each value; a named-settings axis ({name: {field: value}}) sets each name's fields, named by the name."""
+    if isinstance(values, dict):
+        return [(name, dict(settings)) for name, settings in values.items()]
+    return [(value, {axis: value}) for value in values]
 
 
 def _merged(base: Any, over: Any) -> Any:
@@ -74,10 +101,11 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
     """A profile's `studies` ({name: scale}) as full studies ({name: {base, grid, ...}}, what `expand_all` reads),
     in the profile's order. Each named study is the catalogue's, with the profile's scale applied: its `base`
     deep-merged into the study's base, its `grid` values replacing the declared axes' values (null holds an axis
-    at the base's value: no axis, no part of the run ids), its runs_per_process / seeds_per_process set; `{}` (or
-    nothing) takes the study as declared. An axis keeps the catalogue's place in the grid whatever the profile's
-    order, so the run ids do not depend on it. An unknown study, key or axis is one line each. Anything but a
-    mapping is returned as is, for the schema to report."""
+    at the base's value: no axis, no part of the run ids), its runs_per_process / seeds_per_process set, its
+    sparsity_from set (null: the declared sparsity) or kept; `{}` (or nothing) takes the study as declared. An axis
+    keeps the catalogue's place in the grid whatever the profile's order, so the run ids do not depend on it. An
+    unknown study, key or axis is one line each. Anything but a mapping is returned as is, for the schema to
+    report."""
     if not isinstance(selected, dict):
         return selected
     cat = load_catalogue() if catalogue is None else catalogue
@@ -95,6 +123,9 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
         unknown = [key for key in scale if key not in SCALE_KEYS]
         lines += [f"field '{where}.{key}': a profile sets a study's scale only ({', '.join(SCALE_KEYS)}); what the "
                   f"study is and varies is declared in {CATALOGUE}" for key in unknown]
+        if scale.get("sparsity_from", "selection") not in ("selection", None):
+            lines.append(f"field '{where}.sparsity_from': selection (the MAST selection's sparsity) or null (the "
+                         f"declared one), got {scale['sparsity_from']!r}")
         declared = cat[name]
         study = {key: copy.deepcopy(value) for key, value in declared.items() if key not in ("doc", "grid")}
         if "base" in scale:
@@ -112,6 +143,13 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
             if axis not in grid:
                 lines.append(f"field '{where}.grid.{axis}': {name} does not vary {axis!r}; its axes: "
                              f"{', '.join(grid) or 'none'} (a new axis is declared in {CATALOGUE})")
+            elif isinstance(grid[axis], dict) and values is not None:
+                unknown = [v for v in values if v not in grid[axis]] if isinstance(values, list) else [values]
+                if unknown or not values:
+                    lines.append(f"field '{where}.grid.{axis}': a list of the declared names "
+                                 f"({', '.join(grid[axis])}), or null; got {values!r}")
+                else:  # the named settings selected, in the catalogue's order
+                    grid[axis] = {n: settings for n, settings in grid[axis].items() if n in values}
             elif values is not None and not isinstance(values, list):
                 lines.append(f"field '{where}.grid.{axis}': must be a list of values, or null to hold it at the base's "
                              f"value, got {values!r}")
@@ -119,6 +157,10 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
                 grid[axis] = values
         study["grid"] = {axis: copy.deepcopy(values) for axis, values in grid.items() if values is not None}
         study.update({key: scale[key] for key in ("runs_per_process", "seeds_per_process") if key in scale})
+        if "sparsity_from" in scale:
+            study.pop("sparsity_from", None)
+            if scale["sparsity_from"] is not None:
+                study["sparsity_from"] = scale["sparsity_from"]
         studies[name] = study
     if lines:
         raise ConfigError(lines, source)
@@ -166,15 +208,17 @@ def run_id(point: dict[str, Any]) -> str:
 
 def expand_study(name: str, study: dict, profile: str, prepare=None) -> dict[str, dict]:
     """All runs of one study as {run_id: validated run config}, in grid order; `prepare(cfg, run_id)`, if given,
-    completes each raw config before it is validated."""
+    completes each raw config before it is validated. A named-settings axis ({name: {field: value}}) contributes
+    its names to the run ids (without-td-lambda_seed-0) and their fields to the runs."""
     grid = study.get("grid", {})
     runs: dict[str, dict] = {}
-    for values in itertools.product(*grid.values()):
-        point = dict(zip(grid, values, strict=True))
+    for values in itertools.product(*(axis_points(axis, v) for axis, v in grid.items())):
+        point = {axis: ident for axis, (ident, _) in zip(grid, values, strict=True)}
         cfg = copy.deepcopy(study["base"])
         cfg["study"], cfg["profile"] = name, profile
-        for key, value in point.items():
-            set_dotted(cfg, key, value)
+        for _, fields in values:
+            for key, value in fields.items():
+                set_dotted(cfg, key, value)
         rid = run_id(point)
         if prepare is not None:
             prepare(cfg, rid)
@@ -195,7 +239,8 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if selection_studies(workflow_cfg) and not {"mast_dense", "mast_sweep"} <= runs.keys():
         raise ConfigError([f"field 'studies.{selection_studies(workflow_cfg)[0]}.sparsity_from': the selection "
                            "needs studies mast_dense and mast_sweep in the profile"], "profile")
-    problems = comparison_problems(workflow_cfg, runs) + lockstep_problems(workflow_cfg, runs)
+    problems = (comparison_problems(workflow_cfg, runs) + lockstep_problems(workflow_cfg, runs)
+                + evaluation_problems(workflow_cfg, runs))
     if problems:
         raise ConfigError(problems, "profile")
     bench_run = workflow_cfg.get("bench", {}).get("sparse", {}).get("run")
@@ -231,6 +276,32 @@ def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> l
             lines.append(f"field 'studies.{study}.seeds_per_process': seeds in lockstep would run on the cpu, where 8 "
                          "seeds cost 7.9-10.2x one seed (benchmarks/results/qmix_lockstep_cpu.md), no less than 8 "
                          "separate jobs; set 1 (one job per seed) or runs_per_process, or device: cuda")
+    return lines
+
+
+EVIDENCE_PROFILES = ("default", "paper")  # profiles whose results are read as evidence (smoke only runs the plumbing)
+
+
+def evaluation_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
+    """Evaluation noise below seed noise: in an evidence profile, every QMIX-family run's win-rate statistic (the last
+    min(LAST_K, available) evaluations in the final FINAL_FRACTION of training) must rest on at least
+    MIN_FINAL_EPISODES greedy episodes (schedules.final_eval_episodes, from budget.env_steps, qmix.eval_every and
+    qmix.eval_episodes). One line per study, naming its first such run."""
+    if workflow_cfg.get("profile") not in EVIDENCE_PROFILES:
+        return []
+    lines = []
+    for study, by_id in runs.items():
+        for rid, cfg in by_id.items():
+            if cfg["algo"] not in LOCKSTEP_ALGOS or final_eval_episodes(cfg) >= MIN_FINAL_EPISODES:
+                continue
+            q, steps = cfg["qmix"], cfg["budget"]["env_steps"]
+            lines.append(f"field 'studies.{study}.base.qmix.eval_episodes': run {rid} averages "
+                         f"{final_evaluations(steps, q['eval_every'])} evaluation(s) of {q['eval_episodes']} greedy "
+                         f"episodes in its final {FINAL_FRACTION:.0%} ({steps} env steps, one evaluation every "
+                         f"{q['eval_every']}): {final_eval_episodes(cfg)} episodes, an evidence profile needs >= "
+                         f"{MIN_FINAL_EPISODES} (evaluation noise below seed noise); raise qmix.eval_episodes or lower "
+                         f"qmix.eval_every (at most {LAST_K} evaluations count)")
+            break
     return lines
 
 
@@ -320,12 +391,13 @@ COMPARABLE_SETTINGS = ("budget.env_steps", "qmix.updates_per_round", "qmix.num_e
 # (metrics.require_one_budget).
 PAPER1_COMPARABLE_SETTINGS = ("budget.episodes", "env.max_cycles", "env.num_envs", "offpolicy.warmup",
                               "offpolicy.update_every", "offpolicy.batch_size", "offpolicy.lr")
-COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8")  # and every study with sparsity_from: selection
+# and every study with sparsity_from: selection
+COMPARISON_STUDIES = ("mast_dense", "mast_sweep", "mast_fig8", "mast_components")
 
 
 def comparison_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:
     """One line per COMPARABLE_SETTINGS value that differs between the studies paper 2's comparisons put side by side
-    (mast_dense, mast_sweep, mast_fig8 and the sparsity_from studies), within one (algo, map)."""
+    (mast_dense, mast_sweep, mast_fig8, mast_components and the sparsity_from studies), within one (algo, map)."""
     studies = [s for s in (*COMPARISON_STUDIES, *selection_studies(workflow_cfg)) if s in runs]
     seen: dict[tuple, dict[str, dict]] = {}
     for study in dict.fromkeys(studies):

@@ -23,11 +23,14 @@ REPRODUCES = "Paper 2, Figure 11 (and the mask figures 19-25 in our form)."
 CLAIM = "MAST gives different agents different topologies and concentrates connections on informative inputs."
 
 OUTPUT = {"group": "mast", "stem": "fig11_first_layer_masks"}
-INPUTS = {"masks": {"study": "mast_alloc", "table": "agent_masks",
+# the allocation study's runs where the profile has it, else Table 1's own MAST runs (mast_sweep; the default
+# profile sweeps only Table 1's sparsity)
+INPUTS = {"masks": {"study": ["mast_alloc", "mast_sweep"], "take": "first", "table": "agent_masks",
                     "doc": "agent_masks.summary.parquet of the MAST runs"},
           # the first-layer detail the caption describes: the masks of MAST's own (learned) allocation
-          "mask_files": {"study": "mast_alloc", "run_file": "masks.pt", "where": {"sparse.allocation": "learned"},
-                         "optional": True, "doc": "masks.pt files of MAST runs of one configuration"}}
+          "mask_files": {"study": ["mast_alloc", "mast_sweep"], "take": "first", "run_file": "masks.pt",
+                         "where": {"sparse.allocation": "learned"}, "optional": True,
+                         "doc": "masks.pt files of MAST runs of one configuration"}}
 
 
 def first_layer(paths: list[str]) -> np.ndarray | None:

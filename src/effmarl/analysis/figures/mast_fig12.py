@@ -24,7 +24,8 @@ REPRODUCES = "Paper 2, Figure 12."
 CLAIM = "The budget MAST learns to share between agents and unit types beats fixed manual splits."
 
 OUTPUT = {"group": "mast", "stem": "fig12_allocation"}
-INPUTS = {"masks": {"study": "mast_alloc", "table": "agent_masks",
+# the allocation study's runs where the profile has it, else Table 1's own MAST runs (mast_sweep)
+INPUTS = {"masks": {"study": ["mast_alloc", "mast_sweep"], "take": "first", "table": "agent_masks",
                     "doc": "agent_masks.summary.parquet of the MAST runs"},
           "allocation": {"study": "mast_alloc", "optional": True, "doc": "metrics.summary.parquet of mast_alloc"}}
 

@@ -16,7 +16,9 @@ from effmarl.analysis.metrics.mast import (
                                              LAST_K,
                                              METHOD_ORDER,
                                              ablation,
+                                             cell_sparsity,
                                              chosen_sparsity,
+                                             components_ablation,
                                              curves,
                                              evaluations,
                                              final_win_rate,
@@ -24,6 +26,7 @@ from effmarl.analysis.metrics.mast import (
                                              interval_text,
                                              learning_curve_runs,
                                              operator_of,
+                                             removed_components,
                                              require_comparable,
                                              seed_stats,
                                              seeds_text,
@@ -80,7 +83,8 @@ from effmarl.analysis.metrics.stats import (
 )
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
-           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "chosen_sparsity", "curves",
+           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",

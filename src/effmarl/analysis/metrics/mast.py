@@ -16,11 +16,11 @@ import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
-from effmarl.schedules import REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
+from effmarl.schedules import FINAL_FRACTION, LAST_K, REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 from effmarl.studies import COMPARABLE_SETTINGS
 
-LAST_K = 20  # evaluations averaged per run (the paper's last 20)
-FINAL_FRACTION = 0.1  # ... within the final 10 % of the run (the paper's last 20 of 200 evaluations)
+# LAST_K (20): evaluations averaged per run (the paper's last 20), within the final FINAL_FRACTION (10 %) of the run
+# (the paper's last 20 of 200 evaluations); defined in effmarl.schedules, where the profile checks read them too.
 SG_WINDOW, SG_ORDER = 21, 2  # the paper's Savitzky-Golay filter
 TOLERANCE = 0.03  # admissible: MAST >= (1 - 3 %) x dense
 
@@ -208,12 +208,59 @@ def chosen_sparsity(selection: pd.DataFrame) -> pd.DataFrame:
     return out.reset_index(drop=True)
 
 
+CELL_COLUMNS = ["algo", "map", "sparsity", "admissible", "selected_sparsity", "sparsity_source"]
+
+
+def cell_sparsity(selection: pd.DataFrame | None, baselines: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Table 1's sparsity per (algo, map) cell: the one its baselines ran at where `baselines` (a metrics summary of
+    the baseline runs) has the cell - declared by the profile (the default profile's 90 %) or written into their
+    configs from the selection (the paper profile's `sparsity_from: selection`); where they ran at several, the
+    selection's chosen one among them; without baseline runs, the selection's chosen sparsity. Columns: algo, map,
+    sparsity (rounded), `admissible` (MAST within 3 % of dense at that sparsity by the `selection` table; None where
+    the selection has no row for it or none is given), `selected_sparsity` (the selection's chosen sparsity, the 3 %
+    rule's answer; NaN without a selection) and `sparsity_source` ("baseline runs" or "selection"). A cell whose
+    baselines ran at several sparsities, none of them the selection's, is refused (one line per cell)."""
+    chosen = chosen_sparsity(selection) if selection is not None and not selection.empty else None
+    picked = {} if chosen is None else {(r.algo, r.map): float(r.sparsity) for r in chosen.itertuples()}
+    rows: dict[tuple, tuple[float, str]] = {}
+    lines = []
+    if baselines is not None and not baselines.empty:
+        ran = baselines.assign(_s=_key(baselines, SPARSITY)).groupby([ALGO, MAP])["_s"].unique()
+        for (algo, env_map), values in ran.items():
+            values = sorted(float(v) for v in values)
+            if len(values) == 1:
+                rows[(algo, env_map)] = (values[0], "baseline runs")
+            elif any(np.isclose(v, picked.get((algo, env_map), np.nan)) for v in values):
+                rows[(algo, env_map)] = (picked[(algo, env_map)], "selection")
+            else:
+                lines.append(f"{algo} {env_map}: baselines at sparsities {', '.join(f'{v:g}' for v in values)} and no "
+                             "selection choosing one of them; Table 1 puts every method of a cell at one sparsity")
+    if lines:
+        from effmarl.config import ConfigError
+
+        raise ConfigError(lines, "Table 1")
+    for cell, value in picked.items():
+        rows.setdefault(cell, (value, "selection"))
+    table = None if chosen is None else selection.assign(
+        _s=selection["sparsity"].astype(float).round(6),
+        _ok=selection["admissible"].astype(str).str.lower().isin(["true", "1"]))
+    out = []
+    for (algo, env_map), (value, source) in rows.items():
+        admissible = None
+        if table is not None:
+            at = table[(table["algo"] == algo) & (table["map"] == env_map) & np.isclose(table["_s"], value)]
+            admissible = bool(at["_ok"].iloc[0]) if len(at) else None
+        out.append({"algo": algo, "map": env_map, "sparsity": round(value, 6), "admissible": admissible,
+                    "selected_sparsity": picked.get((algo, env_map), np.nan), "sparsity_source": source})
+    return pd.DataFrame(out, columns=CELL_COLUMNS).sort_values(["algo", "map"]).reset_index(drop=True)
+
+
 def learning_curve_runs(algo: str, frames: dict[str, pd.DataFrame | None],
                         chosen: pd.DataFrame | None) -> pd.DataFrame:
     """Paper 2, Figures 13-15: the metrics rows of one algorithm's runs, one method per run: dense from `frames`
     ["dense"] (mast_dense), MAST from ["sweep"] (mast_sweep), baselines from ["baselines"] (mast_table1; a role that is
-    None is left out). Sweep and baseline runs are kept only at the `chosen` sparsity (`chosen_sparsity`) of their
-    (algo, map) cell, where one is given."""
+    None is left out). Sweep and baseline runs are kept only at the `chosen` sparsity of their (algo, map) cell
+    (`cell_sparsity`: the one the baselines ran at, else the selection's), where one is given."""
     parts = []
     for role in ("dense", "sweep", "baselines"):
         if frames.get(role) is None:
@@ -242,16 +289,20 @@ def _with_ratios(final: pd.DataFrame, sparsity: pd.DataFrame | None) -> pd.DataF
 
 
 def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
-                 sparsity: pd.DataFrame | None, selection: pd.DataFrame, k: int = LAST_K) -> pd.DataFrame:
-    """Table 1's cells, raw config values: one row per (algo, map, method) with the chosen sparsity, size and FLOPs
+                 sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
+    """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
     ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
-    IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`.
+    IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity, by the selection; None without one) and
+    `selected_sparsity` (the selection's chosen sparsity).
 
-    MAST rows are the sweep runs at the chosen sparsity; baselines are kept at the chosen sparsity of their cell.
-    Every run of a cell must be trained alike (require_comparable)."""
+    The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
+    selection's choice where the profile takes it from there - else, without baseline runs, the selection's chosen
+    one. MAST rows are the sweep runs at that sparsity; baselines are kept at it. Every run of a cell must be
+    trained alike (require_comparable)."""
     require_comparable({"dense": dense, "sweep": sweep, "baselines": baselines}, "Table 1")
-    chosen = chosen_sparsity(selection).rename(columns={"algo": ALGO, "map": MAP, "sparsity": "_s",
-                                                        "admissible": "selection_admissible"})
+    chosen = cell_sparsity(selection, baselines).drop(columns="sparsity_source").rename(
+        columns={"algo": ALGO, "map": MAP, "sparsity": "_s", "admissible": "selection_admissible"})
     parts = []
     fd = _with_ratios(final_win_rate(dense, k), None).assign(**{METHOD: "dense"})
     parts.append(fd)
@@ -309,6 +360,81 @@ def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["algo", "method", "maps", "n_maps", "train_flops_ratio", "inference_flops_ratio",
                                        "size_ratio", "train_flops_reduction", "mean_of_reductions", "normalised",
                                        "seeds"])
+
+
+# MAST's three value-learning components (paper 2, section 4) and the config field that switches each one alone
+# (effmarl.sparse.mast.mast_components: `enabled: null` = on exactly for sparse.method mast).
+COMPONENTS = {"soft_mellowmax": "cfg.mellowmax.enabled", "td_lambda": "cfg.mast.td_lambda.enabled",
+              "dual_buffer": "cfg.mast.dual_buffer.enabled"}
+COMPONENTS_RATIO_COLUMNS = ["ratio", "ratio_lo", "ratio_hi", "p_improvement"]
+
+
+def _switch(value, default: bool) -> bool:
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return default
+    return str(value).lower() in ("true", "1", "1.0")
+
+
+def removed_components(frame: pd.DataFrame) -> pd.Series:
+    """Per row, which of MAST's components the run trained without: "none" (every component on), a COMPONENTS name,
+    or several joined by "+", read from the config columns as the learner reads them (unset = on for method mast, off
+    otherwise). A column absent from the frame counts as unset."""
+    method = frame.get(METHOD, pd.Series("mast", index=frame.index)).astype(str)
+    off = pd.Series([[] for _ in range(len(frame))], index=frame.index, dtype=object)
+    for name, column in COMPONENTS.items():
+        values = frame[column] if column in frame else pd.Series(None, index=frame.index, dtype=object)
+        for i, (v, m) in enumerate(zip(values, method, strict=True)):
+            if not _switch(v, m == "mast"):
+                off.iloc[i] = [*off.iloc[i], name]
+    return off.map(lambda names: "+".join(names) or "none")
+
+
+def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.DataFrame | None = None,
+                        k: int = LAST_K) -> pd.DataFrame:
+    """MAST against MAST without each component, per (algo, map, sparsity) cell of the `ablated` runs: the full MAST
+    runs are those of `mast` (its runs of method mast with every component on) at the cell's sparsity; `dense`, if
+    given, adds the cell's dense runs for context. One row per (cell, variant): `removed` ("none" for full MAST,
+    "dense" for dense), the win-rate statistics (seed_stats), `ratio` = IQM / full MAST IQM with its 95 %
+    stratified-bootstrap interval (`ratio_lo`, `ratio_hi`, stats.ratio_ci) and `p_improvement` = the probability that
+    a run of the variant beats a full MAST run (0.5 = no difference), and `seed_list`. Every run must be trained
+    alike (require_comparable, within algo and map); ablated runs must be of method mast."""
+    frames = {"mast": mast, "ablated": ablated, "dense": dense}
+    require_comparable(frames, "the components ablation")
+    methods = set(ablated[METHOD].astype(str)) if METHOD in ablated else {"mast"}
+    if methods != {"mast"}:
+        from effmarl.config import ConfigError
+
+        raise ConfigError([f"ablated runs of method(s) {', '.join(sorted(methods - {'mast'}))}: the components "
+                           "ablation removes parts of MAST (sparse.method mast)"], "the components ablation")
+    abl = final_win_rate(ablated, k).assign(removed=lambda f: removed_components(f))
+    full = final_win_rate(mast, k)
+    if METHOD in full:
+        full = full[full[METHOD].astype(str) == "mast"]
+    full = full[removed_components(full) == "none"].assign(removed="none")
+    for frame in (abl, full):
+        frame["_s"] = _key(frame, SPARSITY)
+    cells = abl[[ALGO, MAP, "_s"]].drop_duplicates()
+    full = full.merge(cells, on=[ALGO, MAP, "_s"])
+    parts = [full, abl]
+    if dense is not None and not dense.empty:
+        d = final_win_rate(dense, k).drop(columns=[SPARSITY], errors="ignore")
+        d = d.merge(cells, on=[ALGO, MAP]).assign(removed="dense")
+        parts.append(d)
+    runs = pd.concat(parts, ignore_index=True)
+    keys = [ALGO, MAP, "_s", "removed"]
+    table = seed_stats(runs, keys)
+    ref = versus_dense(runs, full, keys, [ALGO, MAP, "_s"]).rename(
+        columns={"normalised_lo": "ratio_lo", "normalised_hi": "ratio_hi"})
+    table = table.merge(ref, on=keys, how="left")
+    base = table[table["removed"] == "none"].set_index([ALGO, MAP, "_s"])["iqm"].rename("full_iqm")
+    table = table.join(base, on=[ALGO, MAP, "_s"])
+    table["ratio"] = (table["iqm"] / table["full_iqm"]).where(table["full_iqm"] > 0)
+    seeds = runs.groupby(keys)[SEED].agg(lambda v: ", ".join(str(int(x)) for x in sorted(set(v))))
+    table = table.join(seeds.rename("seed_list"), on=keys)
+    order = {"dense": 0, "none": 1, **{name: 2 + i for i, name in enumerate(COMPONENTS)}}
+    table["_o"] = table["removed"].map(order).fillna(len(order) + 1)
+    table = table.sort_values([ALGO, MAP, "_s", "_o"]).drop(columns=["_o", "full_iqm"])
+    return table.rename(columns={ALGO: "algo", MAP: "map", "_s": "sparsity"}).reset_index(drop=True)
 
 
 # The defaults of the ablated settings (configs' run defaults, docs/mast.md), marked in the ablation tables.

@@ -11,6 +11,7 @@ TABLES = {
     "mast_table8": "effmarl.analysis.tables.mast_table8",
     "mast_table9": "effmarl.analysis.tables.mast_table9",
     "mast_table10": "effmarl.analysis.tables.mast_table10",
+    "mast_components": "effmarl.analysis.tables.mast_components",
     "mast_claims": "effmarl.analysis.tables.mast_claims",
     "paper1_sampling": "effmarl.analysis.tables.paper1_sampling",
     "paper1_claims": "effmarl.analysis.tables.paper1_claims",

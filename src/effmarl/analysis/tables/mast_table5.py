@@ -1,5 +1,6 @@
-"""Paper 2, Table 5: Table 1's cells with standard deviations over seeds - per algorithm x map x method at the chosen
-sparsity, the win rate mean ± std over seeds and the normalised win rate (mean / dense mean) ± std / dense mean."""
+"""Paper 2, Table 5: Table 1's cells with standard deviations over seeds - per algorithm x map x method at the cell's
+sparsity (as Table 1: the one its baselines ran at), the win rate mean ± std over seeds and the normalised win rate
+(mean / dense mean) ± std / dense mean."""
 
 from __future__ import annotations
 

@@ -1,0 +1,378 @@
+"""`effmarl costs --estimate PROFILE`: what a profile will cost before it runs - an estimate, not a measurement.
+
+Per job, the seconds of work (core-seconds) it is expected to take, from recorded costs rather than guesses:
+
+- **QMIX family (paper 2)**: a start-up (imports, SMAX set-up, the JIT compilation of acting and evaluation: 40 s,
+  measured 2026-12-03 on a 10 000-step dense 3m run - its first acting round took 11.7 s and its first evaluation
+  14.9 s against 0.2 s and 0.03 s later) plus per env step the cost the published default run measured for its kind
+  of method: mast_dense (dense), mast_sweep (MAST) and mast_table1 (the five baselines) in
+  `<published>/mast/costs.csv`, each study's mean job seconds less the start-up, over its runs' 250 000 env steps
+  (QMIX, SMAX 3m, 8 copies and 8 updates per round). Another algorithm, map or update ratio scales that per-step cost
+  by the resources model's work (`effmarl.resources`: acting + learner updates from benchmarks/results/step_cost.csv,
+  its per-evaluation compilation left out); evaluations add 1.2 ms per greedy episode on 3m (measured the same day:
+  32 episodes 0.02-0.04 s, 128 episodes 0.11-0.20 s once compiled), scaled by the map's episode limit. Several runs
+  in one process (runs_per_process) pay the start-up once: seeds train in lockstep, and on a CPU S seeds cost S x one
+  seed's learner (benchmarks/results/qmix_lockstep_cpu.md, qmix_lockstep_fold.md), so only the start-up is shared.
+- **MPE (paper 1)**: 5 s of start-up (a smoke run's 3-episode jobs: 4.8-5.5 CPU-s) plus env steps x the cost of one
+  step and update rounds x the cost of one round, MADDPG on the reference storage at N = 3, 12, 24, 48 (docs/costs.md,
+  "Paper 1 at N = 3 to 48", measured 2026-12-01, log-log interpolated between them); MASAC and the contiguous
+  storage by their measured ratio to it (resources.OFFPOLICY_COST, N = 3 and 12), a round by its batch / 1024; the
+  random policy as a step of MADDPG's (acting included: an upper bound).
+- **Fixed jobs** at the default profile's options: the cachegrind counters 660 s on 2 cores (configs/default.yaml:
+  "~11 min on 2 cores"; the published run's 1 596 s shared its cores with a training job), `bench qmix` 193 s
+  (measured 2026-12-03, one thread, quiet), and the sampling benchmark and `bench paper1` as the published run took
+  them (`<published>/costs.csv`); `bench sparse` 30 s (not measured: its smoke-size job takes 9 s).
+- **Figures, tables, study tables (aggregate), the figure index**: the published run's mean job seconds per kind
+  (`<published>/costs.csv`, `mast/costs.csv`, `mast/costs_figures.csv`), counted from a dry run's job list
+  (`snakemake -n --quiet rules --configfile PROFILE > FILE`, `--dry-run FILE`); without it they are left out.
+
+Training jobs are the profile's own (effmarl.studies.expand_all and process_groups, as the Snakefile builds them), so
+runs of a study whose outputs no workflow rule registers yet are counted too (the dry run does not list them; the
+estimate says how many). The makespan on N cores is a list schedule, longest remaining path first, with the two
+dependencies that shape it (a sparsity_from study's runs wait for mast_dense and mast_sweep; a ticket study's for its
+source) and every figure and table after all training; beside it Graham's bound for any greedy order,
+work / N + (1 - 1/N) x the longest dependency chain. Snakemake does not promise longest-first.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+QMIX_START_S = 40.0
+QMIX_EVAL_EPISODE_S = 0.0012          # per greedy episode on 3m (60-step limit), compiled
+PUBLISHED_QMIX = {"mast_dense": "dense", "mast_sweep": "mast", "mast_table1": "baseline"}
+PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs/paper2-study.md)
+PUBLISHED_QMIX_EVALS = (26, 32)       # their evaluations x episodes (every 10 000 steps, 32 episodes)
+MPE_START_S = 5.0
+# MADDPG, reference storage, one core: N -> (seconds per env step, seconds per update round of batch 1024)
+PAPER1_COST = {3: (0.0014, 0.13), 12: (0.0071, 0.77), 24: (0.024, 3.1), 48: (0.096, 15.7)}
+# fixed jobs: rule -> (seconds, cores, source); None = read from the published costs.csv under that kind
+FIXED = {"paper1_counters": (660.0, 2, "configs/default.yaml: ~11 min on 2 cores (published, contended: 1 596 s)"),
+         "bench_qmix": (193.0, 1, "measured 2026-12-03: effmarl bench qmix at the default options, 1 thread"),
+         "bench_sparse": (30.0, 1, "not measured (smoke size: 9 s)"),
+         "paper1_sampling_bench": ("paper 1 micro: sampling_bench", 1, "published/default/costs.csv"),
+         "bench_paper1": ("benchmark: bench_paper1", 1, "published/default/costs.csv")}
+ANALYSIS_KINDS = {"figure": "figures", "table": "tables", "aggregate": "study tables (aggregate)",
+                  "figure_index": "figure index"}
+COSTS_FILES = ("costs.csv", "mast/costs.csv", "mast/costs_figures.csv")
+
+
+@dataclass
+class Job:
+    name: str
+    kind: str                 # "training: <study>", a fixed rule, or an analysis kind
+    seconds: float            # core-seconds of work; its wall (benchmark) seconds are seconds / cores
+    cores: int = 1
+    runs: int = 0
+    deps: set[str] = field(default_factory=set)
+
+
+# ---- per-run costs ------------------------------------------------------------------------------------------------
+
+def _loglog(points: dict[int, float], n: int) -> float:
+    from effmarl.resources import interpolate
+
+    return interpolate(points, n)
+
+
+def mpe_seconds(cfg: dict) -> float:
+    """An MPE run's CPU seconds: start-up + env steps x step cost + update rounds x round cost (module doc)."""
+    from effmarl.resources import OFFPOLICY_COST
+
+    env, off = cfg["env"], cfg.get("offpolicy", {})
+    n, steps = env["n_agents"], cfg["budget"]["episodes"] * env.get("max_cycles", 25)
+    step_s = _loglog({k: v[0] for k, v in PAPER1_COST.items()}, n)
+    if cfg["algo"] == "random":
+        return MPE_START_S + steps * step_s
+    round_s = _loglog({k: v[1] for k, v in PAPER1_COST.items()}, n)
+    ref, mine = OFFPOLICY_COST[("maddpg", "reference")], OFFPOLICY_COST[(cfg["algo"], cfg["replay"]["storage"])]
+    step_s *= _loglog({k: mine[k][0] / ref[k][0] for k in ref}, n)
+    round_s *= _loglog({k: mine[k][1] / ref[k][1] for k in ref}, n) * off.get("batch_size", 1024) / 1024
+    warmup = max(off.get("warmup", 25_600), off.get("batch_size", 1024))
+    rounds = max(0, steps - warmup) // off.get("update_every", 100)
+    return MPE_START_S + steps * step_s + rounds * round_s
+
+
+def _qmix_work(cfg: dict) -> float:
+    """The resources model's acting + learning seconds of a QMIX-family run (its evaluation term left out)."""
+    from effmarl import resources
+
+    q = cfg.get("qmix", {})
+    return resources.qmix_seconds({**cfg, "qmix": {**q, "eval_episodes": 0}})
+
+
+def qmix_kind(cfg: dict) -> str:
+    method = cfg.get("sparse", {}).get("method", "dense")
+    return "dense" if method == "dense" else "mast" if method == "mast" else "baseline"
+
+
+def qmix_eval_seconds(cfg: dict) -> float:
+    from effmarl.resources import SMAX_MAPS
+    from effmarl.schedules import evaluation_steps
+
+    q = cfg["qmix"]
+    evaluations = len(evaluation_steps(cfg["budget"]["env_steps"], q["eval_every"]))
+    return evaluations * q["eval_episodes"] * QMIX_EVAL_EPISODE_S * SMAX_MAPS[cfg["env"]["map"]][4] / 60
+
+
+def qmix_seconds(cfg: dict, per_step: dict[str, float]) -> float:
+    """A QMIX-family run's CPU seconds, its start-up included (module doc)."""
+    reference = {**cfg, "algo": "qmix", "env": {**cfg["env"], "map": "3m"},
+                 "qmix": {**cfg["qmix"], "num_envs": 8, "updates_per_round": 8}}
+    scale = _qmix_work(cfg) / _qmix_work(reference)
+    return QMIX_START_S + per_step[qmix_kind(cfg)] * cfg["budget"]["env_steps"] * scale + qmix_eval_seconds(cfg)
+
+
+def published_kinds(published: Path) -> pd.DataFrame:
+    """The published run's costs tables, concatenated (kind, jobs, job_s, longest_s)."""
+    frames = [pd.read_csv(published / name) for name in COSTS_FILES if (published / name).exists()]
+    if not frames:
+        from effmarl.config import ConfigError
+
+        raise ConfigError([f"--published {published}: none of {', '.join(COSTS_FILES)}"], "effmarl costs")
+    table = pd.concat(frames, ignore_index=True)
+    return table[table["kind"] != "all jobs"]
+
+
+def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
+    """Seconds per env step of a published Table-1 run, per kind of method, its start-up and evaluation taken off."""
+    evaluations, episodes = PUBLISHED_QMIX_EVALS
+    eval_s = evaluations * episodes * QMIX_EVAL_EPISODE_S
+    out = {}
+    for study, kind in PUBLISHED_QMIX.items():
+        row = kinds[kinds["kind"] == f"training: {study}"]
+        if row.empty:
+            from effmarl.config import ConfigError
+
+            raise ConfigError([f"the published costs have no 'training: {study}' row"], "effmarl costs")
+        out[kind] = (row["job_s"].sum() / row["jobs"].sum() - QMIX_START_S - eval_s) / PUBLISHED_QMIX_STEPS
+    return out
+
+
+def run_seconds(cfg: dict, per_step: dict[str, float]) -> float:
+    from effmarl.algos.variants import QMIX_VARIANTS
+
+    if cfg["algo"] in QMIX_VARIANTS:
+        return qmix_seconds(cfg, per_step)
+    return mpe_seconds(cfg)
+
+
+def start_seconds(cfg: dict) -> float:
+    return MPE_START_S if cfg["env"]["backend"] == "mpe" else QMIX_START_S
+
+
+# ---- the job list -------------------------------------------------------------------------------------------------
+
+def dry_run_counts(text: str) -> dict[str, int]:
+    """{rule: jobs} from the 'Job stats' table of `snakemake -n` (the first one, if printed twice)."""
+    counts: dict[str, int] = {}
+    lines = text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.strip() == "Job stats:"), None)
+    if start is None:
+        return counts
+    for line in lines[start + 3:]:
+        match = re.fullmatch(r"\s*(\S+)\s+(\d+)\s*", line)
+        if not match or match.group(1) == "total":
+            break
+        counts[match.group(1)] = int(match.group(2))
+    return counts
+
+
+def analysis_kind(rule: str) -> str | None:
+    if rule == "figure_index":
+        return "figure_index"
+    if rule == "aggregate":
+        return "aggregate"
+    if rule.startswith("figure_"):
+        return "figure"
+    if rule.startswith("table_"):
+        return "table"
+    return None
+
+
+def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame,
+            counts: dict[str, int] | None) -> list[Job]:
+    """Every job of the profile with its estimated seconds and dependencies."""
+    from effmarl.studies import process_groups, selection_studies
+
+    per_step = qmix_per_step(kinds)
+    jobs: list[Job] = []
+    grouped = process_groups(profile, runs)
+    in_group = {(study, rid) for study, ids in grouped.values() for rid in ids}
+    for name, (study, ids) in grouped.items():
+        cfgs = [runs[study][rid] for rid in ids]
+        seconds = sum(run_seconds(c, per_step) for c in cfgs) - (len(cfgs) - 1) * start_seconds(cfgs[0])
+        jobs.append(Job(name, f"training: {study}", seconds, runs=len(cfgs)))
+    for study, by_id in runs.items():
+        for rid, cfg in by_id.items():
+            if (study, rid) not in in_group:
+                jobs.append(Job(f"{study}/{rid}", f"training: {study}", run_seconds(cfg, per_step), runs=1))
+    job_of = {(study, rid): name for name, (study, ids) in grouped.items() for rid in ids}
+    job_of.update({(s, r): f"{s}/{r}" for s, by_id in runs.items() for r in by_id if (s, r) not in job_of})
+    stage1 = {job_of[(s, r)] for s in ("mast_dense", "mast_sweep") if s in runs for r in runs[s]}
+    selected = set(selection_studies(profile))
+    for job in jobs:
+        study = job.kind.removeprefix("training: ")
+        if study in selected:
+            job.deps |= stage1
+        source = profile["studies"][study].get("ticket_source")
+        if source:
+            job.deps |= {job_of[(source, r)] for r in runs[source]}
+    fixed_rules = set(FIXED) if counts is None else {rule for rule in FIXED if counts.get(rule)}
+    for rule in sorted(fixed_rules):
+        seconds, cores, _ = FIXED[rule]
+        if isinstance(seconds, str):
+            row = kinds[kinds["kind"] == seconds]
+            seconds = float(row["job_s"].sum() / row["jobs"].sum()) if len(row) else 0.0
+        deps = set()
+        if rule == "bench_sparse" and "run" in profile.get("bench", {}).get("sparse", {}):
+            study, _, rid = profile["bench"]["sparse"]["run"].partition("/")
+            deps = {job_of[(study, rid)]} if (study, rid) in job_of else set()
+        jobs.append(Job(rule, rule, seconds * cores, cores=cores, deps=deps))
+    training = {j.name for j in jobs}
+    for rule, n in (counts or {}).items():
+        kind = analysis_kind(rule)
+        if kind is None:
+            continue
+        row = kinds[kinds["kind"] == ANALYSIS_KINDS[kind]]
+        mean = float(row["job_s"].sum() / row["jobs"].sum()) if len(row) else 0.0
+        for i in range(n):
+            jobs.append(Job(f"{rule}#{i}", ANALYSIS_KINDS[kind], mean, deps=set(training)))
+    return jobs
+
+
+# ---- the schedule -------------------------------------------------------------------------------------------------
+
+def _tails(jobs: list[Job]) -> dict[str, float]:
+    """Each job's longest path to the end (its own seconds / cores included)."""
+    after: dict[str, list[str]] = {j.name: [] for j in jobs}
+    for j in jobs:
+        for d in j.deps:
+            after[d].append(j.name)
+    by_name = {j.name: j for j in jobs}
+    tail: dict[str, float] = {}
+
+    def visit(name: str) -> float:
+        if name not in tail:
+            j = by_name[name]
+            tail[name] = j.seconds / j.cores + max((visit(n) for n in after[name]), default=0.0)
+        return tail[name]
+
+    for j in jobs:
+        visit(j.name)
+    return tail
+
+
+def makespan(jobs: list[Job], cores: int) -> float:
+    """Wall seconds of a list schedule on `cores`: whenever cores are free, start the ready job with the longest
+    remaining path that fits (a job takes min(its cores, `cores`) cores for seconds / its cores)."""
+    tail = _tails(jobs)
+    left = {j.name: set(j.deps) for j in jobs}
+    by_name = {j.name: j for j in jobs}
+    ready = [(-tail[j.name], j.name) for j in jobs if not j.deps]
+    heapq.heapify(ready)
+    running: list[tuple[float, str, int]] = []
+    dependants: dict[str, list[str]] = {j.name: [] for j in jobs}
+    for j in jobs:
+        for d in j.deps:
+            dependants[d].append(j.name)
+    now, free, finished = 0.0, cores, 0
+    while finished < len(jobs):
+        waiting = []
+        while ready:
+            item = heapq.heappop(ready)
+            job = by_name[item[1]]
+            need = min(job.cores, cores)
+            if need <= free:
+                free -= need
+                heapq.heappush(running, (now + job.seconds / job.cores, job.name, need))
+            else:
+                waiting.append(item)
+        for item in waiting:
+            heapq.heappush(ready, item)
+        now, name, need = heapq.heappop(running)
+        free += need
+        finished += 1
+        for d in dependants[name]:
+            left[d].discard(name)
+            if not left[d]:
+                heapq.heappush(ready, (-tail[d], d))
+    return now
+
+
+def graham_bound(jobs: list[Job], cores: int) -> float:
+    """Any greedy list schedule finishes within work / cores + (1 - 1/cores) x the longest dependency chain."""
+    work = sum(j.seconds for j in jobs)
+    return work / cores + (1 - 1 / cores) * max(_tails(jobs).values())
+
+
+# ---- the table ----------------------------------------------------------------------------------------------------
+
+def estimate(profile_path: str, published: str, dry_run: str | None, cores: list[int]) -> tuple[pd.DataFrame, dict]:
+    from effmarl.studies import expand_all, load_profile
+
+    profile = load_profile(profile_path)
+    runs = expand_all(profile)
+    kinds = published_kinds(Path(published))
+    counts = dry_run_counts(Path(dry_run).read_text()) if dry_run else None
+    jobs = jobs_of(profile, runs, kinds, counts)
+    frame = pd.DataFrame([{"kind": j.kind, "runs": j.runs, "core_s": j.seconds, "job_s": j.seconds / j.cores}
+                          for j in jobs])
+    table = frame.groupby("kind", sort=False).agg(jobs=("core_s", "size"), runs=("runs", "sum"),
+                                                  job_s=("job_s", "sum"), core_s=("core_s", "sum"),
+                                                  longest_job_s=("job_s", "max"))
+    table = table.reset_index().sort_values("job_s", ascending=False)
+    total = pd.DataFrame([{"kind": "all jobs", "jobs": len(frame), "runs": int(frame["runs"].sum()),
+                           "job_s": frame["job_s"].sum(), "core_s": frame["core_s"].sum(),
+                           "longest_job_s": frame["job_s"].max()}])
+    table = pd.concat([table, total], ignore_index=True)
+    table["job_h"] = table["job_s"] / 3600
+    trained = {rule: n for rule, n in (counts or {}).items()
+               if rule.startswith(("train_", "batch_", "lockstep_"))}
+    dry_runs = sum(n for rule, n in trained.items() if rule.startswith("train_"))
+    dry_groups = sum(n for rule, n in trained.items() if not rule.startswith("train_"))
+    summary = {"profile": str(profile_path), "job_h": frame["job_s"].sum() / 3600,
+               "core_h": frame["core_s"].sum() / 3600,
+               "makespan_s": {c: makespan(jobs, c) for c in cores}, "bound_s": {c: graham_bound(jobs, c)
+                                                                            for c in cores},
+               "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
+               "dry_run_training_jobs": None if counts is None else dry_runs + dry_groups,
+               "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(kinds).items()}}
+    return table, summary
+
+
+def write(profile: str, published: str, dry_run: str | None, cores: list[int], out: str) -> list[Path]:
+    from effmarl import io, provenance
+
+    table, s = estimate(profile, published, dry_run, cores)
+    missing = (s["training_jobs"] - s["dry_run_training_jobs"]) if s["dry_run_training_jobs"] is not None else None
+    lines = [f"# Estimated cost of {profile} (an estimate, not a measurement)", "",
+             f"Job time (the sum of the jobs' benchmark seconds, what `effmarl costs` adds up): **{s['job_h']:.2f} "
+             f"h**; core time (a job's seconds times the cores it keeps busy): {s['core_h']:.2f} core-hours; "
+             f"{s['runs']} runs in {s['training_jobs']} training jobs.", ""]
+    for c in cores:
+        lines.append(f"- {c} cores: makespan {s['makespan_s'][c] / 60:.0f} min (longest remaining path first); any "
+                     f"greedy order within {s['bound_s'][c] / 60:.0f} min (Graham's bound).")
+    per_step = ", ".join(f"{k} {v:.3f} ms" for k, v in s["per_step_ms"].items())
+    lines += ["", f"QMIX on SMAX 3m per env step (from {published}/mast/costs.csv, start-up and evaluation taken "
+              f"off): {per_step}; start-up {QMIX_START_S:.0f} s per process.", ""]
+    if dry_run is None:
+        lines += ["No dry run given: figures, tables, study tables and the index are not counted.", ""]
+    elif missing:
+        lines += [f"The dry run ({dry_run}) trains {s['dry_run_training_jobs']} jobs, the profile "
+                  f"{s['training_jobs']}: "
+                  f"{missing} training jobs belong to studies whose outputs no rule registers yet (counted here, "
+                  "not built by `snakemake` until registered).", ""]
+    lines += ["Sources and model: `effmarl.analysis.envelope` (module doc).", "",
+              table.to_markdown(index=False, floatfmt=("", ".0f", ".0f", ".0f", ".0f", ".0f", ".2f"))]
+    rec = provenance.record(inputs=[str(Path(published) / n) for n in COSTS_FILES] + ([dry_run] if dry_run else []),
+                            extra={"kind": "costs-estimate", "profile": profile, "summary": s})
+    stem = Path(out)
+    return [io.write_text(stem.with_suffix(".csv"), table.to_csv(index=False)),
+            io.write_text(stem.with_suffix(".md"), "\n".join(lines) + "\n"),
+            io.write_json(stem.with_suffix(".provenance.json"), rec)]
