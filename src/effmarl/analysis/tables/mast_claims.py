@@ -339,12 +339,13 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
         selection = (pd.read_csv(named["selection"][0]) if named["selection"]
                      else declared_selection(dense, sweep, baselines))
         cells = table1_cells(dense, sweep, baselines, sparsity, selection, k=k)
-        if named["selection"]:  # the 3 % rule chose a sparsity it could not admit: say so where Table 1 uses it
+        if named["selection"]:  # the 3 % rule admits no swept sparsity: say so where Table 1 uses that sparsity
             chosen = chosen_sparsity(selection).merge(
                 cells.loc[cells["method"] == "mast", ["algo", "map", "sparsity"]], on=["algo", "map", "sparsity"])
             bad = chosen[~chosen["admissible"]]
             if len(bad):
-                note = "no admissible sparsity (fallback to the lowest swept) in: " + ", ".join(
+                note = ("no swept sparsity within 3 % of dense by the point estimate (a selected sparsity falls back "
+                        "to the lowest swept; a declared one stays) in: ") + ", ".join(
                     f"{algo_name(a)} {map_name(m)}" for a, m in zip(bad["algo"], bad["map"], strict=True))
     rows = flops_rows(cells, runs) + [performance_row(cells, runs), sweep_row(dense, sweep, k),
                                       fig1_row(fig1, cells, runs, k)]
