@@ -5,6 +5,13 @@ whatever selects or computes data, as opposed to drawing it.
 Figures and tables import from here (and from `analysis.io` for reading inputs and saving, `analysis.style` for
 colours, names and drawing helpers), never from each other; nothing here imports from those."""
 
+from effmarl.analysis.metrics.ablations import (
+                                             ablation,
+                                             components_ablation,
+                                             operator_of,
+                                             removed_components,
+                                             used_delta_m,
+)
 from effmarl.analysis.metrics.counters import counter_difference, counter_spread
 
 # Imported before `phases`: loading the submodule `metrics.evidence` binds the package attribute `evidence` to it,
@@ -15,24 +22,19 @@ from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
                                              METHOD_ORDER,
-                                             ablation,
                                              cell_sparsity,
                                              chosen_sparsity,
-                                             components_ablation,
                                              curves,
                                              evaluations,
                                              final_win_rate,
                                              flops_averages,
                                              interval_text,
                                              learning_curve_runs,
-                                             operator_of,
-                                             removed_components,
                                              require_comparable,
                                              seed_stats,
                                              seeds_text,
                                              select_sparsity,
                                              table1_cells,
-                                             used_delta_m,
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,

@@ -1,6 +1,6 @@
 """Paper-2 (MAST) metrics: the per-run win-rate statistic, its aggregate over seeds, learning curves aligned on the
 evaluation grid, the sparsity selection, Table 1's cells and the per-algorithm FLOPs averages, the runs each
-learning-curve figure shows, and each run's target operator.
+learning-curve figure shows (the ablations: metrics.ablations).
 
 The statistic (paper 2, Table 1): per run, the mean test win rate of its last K evaluations (K = 20 in the paper,
 i.e. its final 10 % of training; here min(K, available) within the run's final 10 %); across seeds, the
@@ -16,7 +16,7 @@ import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
-from effmarl.schedules import FINAL_FRACTION, LAST_K, REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
+from effmarl.schedules import FINAL_FRACTION, LAST_K
 from effmarl.studies import COMPARABLE_SETTINGS
 
 # LAST_K (20): evaluations averaged per run (the paper's last 20), within the final FINAL_FRACTION (10 %) of the run
@@ -360,128 +360,3 @@ def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["algo", "method", "maps", "n_maps", "train_flops_ratio", "inference_flops_ratio",
                                        "size_ratio", "train_flops_reduction", "mean_of_reductions", "normalised",
                                        "seeds"])
-
-
-# MAST's three value-learning components (paper 2, section 4) and the config field that switches each one alone
-# (effmarl.sparse.mast.mast_components: `enabled: null` = on exactly for sparse.method mast).
-COMPONENTS = {"soft_mellowmax": "cfg.mellowmax.enabled", "td_lambda": "cfg.mast.td_lambda.enabled",
-              "dual_buffer": "cfg.mast.dual_buffer.enabled"}
-COMPONENTS_RATIO_COLUMNS = ["ratio", "ratio_lo", "ratio_hi", "p_improvement"]
-
-
-def _switch(value, default: bool) -> bool:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return default
-    return str(value).lower() in ("true", "1", "1.0")
-
-
-def removed_components(frame: pd.DataFrame) -> pd.Series:
-    """Per row, which of MAST's components the run trained without: "none" (every component on), a COMPONENTS name,
-    or several joined by "+", read from the config columns as the learner reads them (unset = on for method mast, off
-    otherwise). A column absent from the frame counts as unset."""
-    method = frame.get(METHOD, pd.Series("mast", index=frame.index)).astype(str)
-    off = pd.Series([[] for _ in range(len(frame))], index=frame.index, dtype=object)
-    for name, column in COMPONENTS.items():
-        values = frame[column] if column in frame else pd.Series(None, index=frame.index, dtype=object)
-        for i, (v, m) in enumerate(zip(values, method, strict=True)):
-            if not _switch(v, m == "mast"):
-                off.iloc[i] = [*off.iloc[i], name]
-    return off.map(lambda names: "+".join(names) or "none")
-
-
-def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.DataFrame | None = None,
-                        k: int = LAST_K) -> pd.DataFrame:
-    """MAST against MAST without each component, per (algo, map, sparsity) cell of the `ablated` runs: the full MAST
-    runs are those of `mast` (its runs of method mast with every component on) at the cell's sparsity; `dense`, if
-    given, adds the cell's dense runs for context. One row per (cell, variant): `removed` ("none" for full MAST,
-    "dense" for dense), the win-rate statistics (seed_stats), `ratio` = IQM / full MAST IQM with its 95 %
-    stratified-bootstrap interval (`ratio_lo`, `ratio_hi`, stats.ratio_ci) and `p_improvement` = the probability that
-    a run of the variant beats a full MAST run (0.5 = no difference), and `seed_list`. Every run must be trained
-    alike (require_comparable, within algo and map); ablated runs must be of method mast."""
-    frames = {"mast": mast, "ablated": ablated, "dense": dense}
-    require_comparable(frames, "the components ablation")
-    methods = set(ablated[METHOD].astype(str)) if METHOD in ablated else {"mast"}
-    if methods != {"mast"}:
-        from effmarl.config import ConfigError
-
-        raise ConfigError([f"ablated runs of method(s) {', '.join(sorted(methods - {'mast'}))}: the components "
-                           "ablation removes parts of MAST (sparse.method mast)"], "the components ablation")
-    abl = final_win_rate(ablated, k).assign(removed=lambda f: removed_components(f))
-    full = final_win_rate(mast, k)
-    if METHOD in full:
-        full = full[full[METHOD].astype(str) == "mast"]
-    full = full[removed_components(full) == "none"].assign(removed="none")
-    for frame in (abl, full):
-        frame["_s"] = _key(frame, SPARSITY)
-    cells = abl[[ALGO, MAP, "_s"]].drop_duplicates()
-    full = full.merge(cells, on=[ALGO, MAP, "_s"])
-    parts = [full, abl]
-    if dense is not None and not dense.empty:
-        d = final_win_rate(dense, k).drop(columns=[SPARSITY], errors="ignore")
-        d = d.merge(cells, on=[ALGO, MAP]).assign(removed="dense")
-        parts.append(d)
-    runs = pd.concat(parts, ignore_index=True)
-    keys = [ALGO, MAP, "_s", "removed"]
-    table = seed_stats(runs, keys)
-    ref = versus_dense(runs, full, keys, [ALGO, MAP, "_s"]).rename(
-        columns={"normalised_lo": "ratio_lo", "normalised_hi": "ratio_hi"})
-    table = table.merge(ref, on=keys, how="left")
-    base = table[table["removed"] == "none"].set_index([ALGO, MAP, "_s"])["iqm"].rename("full_iqm")
-    table = table.join(base, on=[ALGO, MAP, "_s"])
-    table["ratio"] = (table["iqm"] / table["full_iqm"]).where(table["full_iqm"] > 0)
-    seeds = runs.groupby(keys)[SEED].agg(lambda v: ", ".join(str(int(x)) for x in sorted(set(v))))
-    table = table.join(seeds.rename("seed_list"), on=keys)
-    order = {"dense": 0, "none": 1, **{name: 2 + i for i, name in enumerate(COMPONENTS)}}
-    table["_o"] = table["removed"].map(order).fillna(len(order) + 1)
-    table = table.sort_values([ALGO, MAP, "_s", "_o"]).drop(columns=["_o", "full_iqm"])
-    return table.rename(columns={ALGO: "algo", MAP: "map", "_s": "sparsity"}).reset_index(drop=True)
-
-
-# The defaults of the ablated settings (configs' run defaults, docs/mast.md), marked in the ablation tables.
-ABLATION_DEFAULTS = {"cfg.mast.td_lambda.burn_in_fraction": 0.375, "cfg.mast.td_lambda.lambda": 0.6,
-                     "cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0, "cfg.mast.dual_buffer.batch_ratio": 3,
-                     "cfg.sparse.delta_m": 200}
-
-
-def used_delta_m(metrics: pd.DataFrame) -> pd.Series:
-    """Per configured Δm (cfg.sparse.delta_m), the Δm its runs used ('2', or '2/5' where runs differ), from each
-    run's budget and qmix.scale_schedules (schedules.scaled_delta_m: Δm scales with budget / 2 M env steps)."""
-    runs = metrics.drop_duplicates(RUN_ID)
-    budget = runs["cfg.budget.env_steps"] if "cfg.budget.env_steps" in runs else pd.Series(REFERENCE_ENV_STEPS,
-                                                                                           index=runs.index)
-    scaled = runs["cfg.qmix.scale_schedules"] if "cfg.qmix.scale_schedules" in runs else pd.Series(
-        False, index=runs.index)
-    used = [scaled_delta_m(int(d), schedule_scale(int(b), bool(s)))
-            for d, b, s in zip(runs[DELTA_M], budget, scaled, strict=True)]
-    return pd.Series(used, index=runs[DELTA_M].to_numpy()).groupby(level=0).agg(
-        lambda v: "/".join(str(x) for x in sorted(set(v))))
-
-
-def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.DataFrame:
-    """An ablation table: per value of the varied `keys` (and per algo/map if several), the win-rate statistic and
-    `default` (the value is the configuration's default for every key)."""
-    extra = [c for c in (ALGO, MAP) if c in metrics and metrics[c].nunique() > 1]
-    table = seed_stats(final_win_rate(metrics, k), extra + keys)
-    default = pd.Series(True, index=table.index)
-    for key in keys:
-        if key in ABLATION_DEFAULTS:
-            default &= np.isclose(table[key].astype(float), float(ABLATION_DEFAULTS[key]))
-    table["default"] = default
-    table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["iqm_lo"], table["iqm_hi"], strict=True)]
-    return table
-
-
-def operator_of(frame: pd.DataFrame) -> pd.Series:
-    """The target operator of each row: cfg.mellowmax.operator where present; otherwise from cfg.mellowmax.enabled
-    (true -> Soft Mellowmax, false -> max; unset -> on for MAST only, the config's default)."""
-    if "cfg.mellowmax.operator" in frame:
-        return frame["cfg.mellowmax.operator"].astype(str)
-    method = frame.get(METHOD, pd.Series("", index=frame.index))
-    enabled = frame.get("cfg.mellowmax.enabled", pd.Series(None, index=frame.index, dtype=object))
-
-    def one(e, m):
-        if e is None or (isinstance(e, float) and e != e):
-            return "soft_mellowmax" if m == "mast" else "max"
-        return "soft_mellowmax" if str(e).lower() in ("true", "1") else "max"
-
-    return pd.Series([one(e, m) for e, m in zip(enabled, method, strict=True)], index=frame.index)
