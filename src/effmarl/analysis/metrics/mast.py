@@ -16,8 +16,8 @@ import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
 from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
+from effmarl.profile_checks import COMPARABLE_SETTINGS
 from effmarl.schedules import FINAL_FRACTION, LAST_K
-from effmarl.studies import COMPARABLE_SETTINGS
 
 # LAST_K (20): evaluations averaged per run (the paper's last 20), within the final FINAL_FRACTION (10 %) of the run
 # (the paper's last 20 of 200 evaluations); defined in effmarl.schedules, where the profile checks read them too.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import per_run, require_alike, run_columns
-from effmarl.studies import PAPER1_COMPARABLE_SETTINGS
+from effmarl.profile_checks import PAPER1_COMPARABLE_SETTINGS
 
 # `update_all_trainers` encloses the five update sub-phases; `checkpoint` (saving run state) is not training.
 LEAF_PHASES = ["action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
