@@ -95,7 +95,7 @@ def test_the_tickets_figure_reads_the_study_its_tickets_took_their_masks_from():
                                                          "mast": [f"{R}/mast_ref/metrics.summary.parquet"]}
 
 
-def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs_and_makes_the_components_table():
+def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs():
     cfg = load_profile(ROOT / "configs" / "default.yaml")
     runs = expand_all(cfg)
     made = {(o.group, o.stem): o.inputs for o in profile_outputs(runs, cfg, R, F)}
@@ -104,6 +104,13 @@ def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs
     assert made[("mast", "fig11_first_layer_masks")]["mask_files"] == [f"{R}/mast_sweep/{rid}/masks.pt"
                                                                        for rid in runs["mast_sweep"]]
     assert "allocation" not in made[("mast", "fig12_allocation")]
+    assert ("mast", "components") not in made  # mast_components is not in the default: it does not fit at 250 000
+
+
+def test_the_components_table_reads_full_mast_from_the_sweep_the_ablated_runs_and_dense():
+    cfg = load_profile(ROOT / "configs" / "smoke.yaml")
+    runs = expand_all(cfg)
+    made = {(o.group, o.stem): o.inputs for o in profile_outputs(runs, cfg, R, F)}
     assert made[("mast", "components")] == {"mast": [f"{R}/mast_sweep/metrics.summary.parquet"],
                                             "ablated": [f"{R}/mast_components/metrics.summary.parquet"],
                                             "dense": [f"{R}/mast_dense/metrics.summary.parquet"]}
