@@ -46,6 +46,20 @@ def test_jobs_are_summed_by_kind_by_hand(tmp_path):
     assert abs(table.drop("all jobs")["share_pct"].sum() - 100.0) < 1e-9
 
 
+def test_a_training_kind_counts_its_finished_runs_not_its_jobs(tmp_path):
+    """Three seeds in one process are one job and three runs; a run that has not written provenance.json is not
+    counted; a kind without finished run directories counts one run per job."""
+    results, figures = _run(tmp_path)
+    for rid in ("seed-0", "seed-1", "seed-2"):
+        (results / "mast_ref" / rid).mkdir(parents=True)
+        (results / "mast_ref" / rid / "provenance.json").write_text("{}")
+    (results / "mast_ref" / "seed-3").mkdir()  # started, not finished
+    table = costs.summary(costs.collect(results, figures), costs.finished_runs(results)).set_index("kind")
+    assert table.loc["training: mast_ref", "jobs"] == 1 and table.loc["training: mast_ref", "runs"] == 3
+    assert table.loc["training: paper1", "runs"] == 2  # no provenance files here: one run per job
+    assert table.loc["tables", "runs"] == 0 and table.loc["all jobs", "runs"] == 5
+
+
 def test_command_writes_tables_with_the_wall_time_and_refuses_a_directory_without_runs(tmp_path, capsys):
     results, figures = _run(tmp_path)
     out = tmp_path / "costs"
@@ -119,7 +133,8 @@ def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
                   "jobs": [2, 1, 5], "job_s": [2 * 540.0, 520.0, 5 * 490.0], "longest_s": [0, 0, 0]}).to_csv(
         tmp_path / "mast" / "costs.csv", index=False)
     kinds = envelope.published_kinds(tmp_path)
-    eval_s = 26 * 32 * envelope.QMIX_EVAL_EPISODE_S
+    evaluations, episodes = envelope.PUBLISHED_QMIX_EVALS
+    eval_s = evaluations * episodes * envelope.QMIX_EVAL_EPISODE_S
     per_step = envelope.qmix_per_step(kinds)
     assert per_step["dense"] == pytest.approx((540 - 40 - eval_s) / 250_000)
     assert per_step["baseline"] == pytest.approx((490 - 40 - eval_s) / 250_000)
@@ -133,6 +148,22 @@ def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
     assert 2.0 < (ow - 40 - 201 * 32 * 0.0012) / (per_step["mast"] * 100_000) < 2.6
 
 
+def test_runs_sharing_a_process_pay_one_start_up_in_the_per_step_price(tmp_path):
+    """A published job of 3 seeds in lockstep (jobs 1, runs 3): (job seconds - one start-up) / 3 runs, less a run's
+    evaluations, over its env steps."""
+    from effmarl.analysis import envelope
+
+    (tmp_path / "mast").mkdir()
+    pd.DataFrame({"kind": ["training: mast_dense", "training: mast_sweep", "training: mast_table1"],
+                  "jobs": [1, 1, 5], "runs": [3, 3, 15], "job_s": [1540.0, 1300.0, 5 * 1240.0],
+                  "longest_s": [0, 0, 0]}).to_csv(tmp_path / "mast" / "costs.csv", index=False)
+    evaluations, episodes = envelope.PUBLISHED_QMIX_EVALS
+    eval_s = evaluations * episodes * envelope.QMIX_EVAL_EPISODE_S
+    per_step = envelope.qmix_per_step(envelope.published_kinds(tmp_path))
+    assert per_step["dense"] == pytest.approx(((1540 - 40) / 3 - eval_s) / envelope.PUBLISHED_QMIX_STEPS)
+    assert per_step["baseline"] == pytest.approx(((5 * 1240 - 5 * 40) / 15 - eval_s) / envelope.PUBLISHED_QMIX_STEPS)
+
+
 def test_the_default_profile_is_estimated_within_its_envelope():
     """Issue 21's envelope, as estimated (docs/costs.md): <= 5 h of job time for the whole default profile, <= 2.5 h
     on 2 cores, <= 30 min on 16 cores (longest path first), without a dry run (figures and tables: minutes)."""
@@ -143,4 +174,4 @@ def test_the_default_profile_is_estimated_within_its_envelope():
                               [2, 16])
     assert summary["job_h"] <= 5.0 and summary["makespan_s"][2] <= 2.5 * 3600 and summary["makespan_s"][16] <= 1800
     kinds = set(table["kind"])
-    assert {"training: mast_components", "training: paper1", "paper1_counters"} <= kinds
+    assert {"training: mast_table1", "training: paper1", "paper1_counters"} <= kinds

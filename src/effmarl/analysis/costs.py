@@ -6,7 +6,9 @@ job: training per study (`<results>/<study>/<run>/train.benchmark.tsv` and `<res
 <group>.tsv` for several runs in one process), the paper-1 micro-measurements, the `effmarl bench` sections,
 study tables (aggregate), and figures and tables. Job seconds add up over jobs that may have run side by side, so
 their total is core-seconds of work, not the workflow's wall time (measure that around `snakemake` itself, e.g.
-`/usr/bin/time -v snakemake --cores all`, and pass it with --wall-s to have it in the table).
+`/usr/bin/time -v snakemake --cores all`, and pass it with --wall-s to have it in the table). A training kind also
+counts its study's runs (run directories holding the `provenance.json` a finished run writes): with several runs in
+one process (runs_per_process) a job is not a run.
 """
 
 from __future__ import annotations
@@ -55,15 +57,29 @@ def collect(results: str | Path, figures: str | Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["kind", "path", "s", "max_rss_mb", "cpu_s"])
 
 
-def summary(jobs: pd.DataFrame) -> pd.DataFrame:
-    """Per kind: jobs, job seconds, share of all job seconds, the longest job and the largest peak memory."""
+def finished_runs(results: str | Path) -> dict[str, int]:
+    """Training kind -> how many runs of that study finished (run directories with a provenance.json)."""
+    counts: dict[str, int] = {}
+    for path in Path(results).glob("*/*/provenance.json"):
+        kind = f"training: {path.parent.parent.name}"
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
+
+
+def summary(jobs: pd.DataFrame, runs: dict[str, int] | None = None) -> pd.DataFrame:
+    """Per kind: jobs, runs (training kinds: `runs`, else one per job; 0 for other kinds), job seconds, share of all
+    job seconds, the longest job and the largest peak memory."""
     grouped = jobs.groupby("kind").agg(jobs=("s", "size"), job_s=("s", "sum"), longest_s=("s", "max"),
                                        peak_rss_mb=("max_rss_mb", "max")).reset_index()
+    training = grouped["kind"].str.startswith("training: ")
+    grouped["runs"] = [((runs or {}).get(k) or n) if t else 0
+                       for k, n, t in zip(grouped["kind"], grouped["jobs"], training)]
     grouped["share_pct"] = 100.0 * grouped["job_s"] / grouped["job_s"].sum()
     grouped = grouped.sort_values("job_s", ascending=False)
-    total = pd.DataFrame([{"kind": "all jobs", "jobs": len(jobs), "job_s": jobs["s"].sum(),
-                           "longest_s": jobs["s"].max(), "peak_rss_mb": jobs["max_rss_mb"].max(), "share_pct": 100.0}])
-    return pd.concat([grouped, total], ignore_index=True)[["kind", "jobs", "job_s", "share_pct", "longest_s",
+    total = pd.DataFrame([{"kind": "all jobs", "jobs": len(jobs), "runs": int(grouped["runs"].sum()),
+                           "job_s": jobs["s"].sum(), "longest_s": jobs["s"].max(),
+                           "peak_rss_mb": jobs["max_rss_mb"].max(), "share_pct": 100.0}])
+    return pd.concat([grouped, total], ignore_index=True)[["kind", "jobs", "runs", "job_s", "share_pct", "longest_s",
                                                           "peak_rss_mb"]]
 
 
@@ -79,7 +95,7 @@ def write(results: str, figures: str, out: str, wall_s: float | None = None, not
     if jobs.empty:
         raise ConfigError([f"--results {results}: no Snakemake benchmark files (a finished workflow run)"],
                           "effmarl costs")
-    table = summary(jobs)
+    table = summary(jobs, finished_runs(results))
     caption = ("What the workflow run cost: per kind of job, the jobs, their seconds summed (core-seconds of work, "
                "not wall time), their share, the longest job and the largest peak memory, from Snakemake's "
                f"benchmark files. {note}").rstrip()

@@ -6,7 +6,8 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   measured 2026-12-03 on a 10 000-step dense 3m run - its first acting round took 11.7 s and its first evaluation
   14.9 s against 0.2 s and 0.03 s later) plus per env step the cost the published default run measured for its kind
   of method: mast_dense (dense), mast_sweep (MAST) and mast_table1 (the five baselines) in
-  `<published>/mast/costs.csv`, each study's mean job seconds less the start-up, over its runs' 250 000 env steps
+  `<published>/mast/costs.csv`, each study's job seconds less a start-up per job, per run (its `runs` column: several
+  runs share a process), less the run's evaluations, over its 250 000 env steps
   (QMIX, SMAX 3m, 8 copies and 8 updates per round). Another algorithm, map or update ratio scales that per-step cost
   by the resources model's work (`effmarl.resources`: acting + learner updates from benchmarks/results/step_cost.csv,
   its per-evaluation compilation left out); evaluations add 1.2 ms per greedy episode on 3m (measured the same day:
@@ -23,7 +24,7 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   (measured 2026-12-03, one thread, quiet), and the sampling benchmark and `bench paper1` as the published run took
   them (`<published>/costs.csv`); `bench sparse` 30 s (not measured: its smoke-size job takes 9 s).
 - **Figures, tables, study tables (aggregate), the figure index**: the published run's mean job seconds per kind
-  (`<published>/costs.csv`, `mast/costs.csv`, `mast/costs_figures.csv`), counted from a dry run's job list
+  (`<published>/costs.csv`, `mast/costs.csv`), counted from a dry run's job list
   (`snakemake -n --quiet rules --configfile PROFILE > FILE`, `--dry-run FILE`); without it they are left out.
 
 Training jobs are the profile's own (effmarl.studies.expand_all and process_groups, as the Snakefile builds them), so
@@ -59,7 +60,7 @@ FIXED = {"paper1_counters": (660.0, 2, "configs/default.yaml: ~11 min on 2 cores
          "bench_paper1": ("benchmark: bench_paper1", 1, "published/default/costs.csv")}
 ANALYSIS_KINDS = {"figure": "figures", "table": "tables", "aggregate": "study tables (aggregate)",
                   "figure_index": "figure index"}
-COSTS_FILES = ("costs.csv", "mast/costs.csv", "mast/costs_figures.csv")
+COSTS_FILES = ("costs.csv", "mast/costs.csv")
 
 
 @dataclass
@@ -150,7 +151,9 @@ def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
             from effmarl.config import ConfigError
 
             raise ConfigError([f"the published costs have no 'training: {study}' row"], "effmarl costs")
-        out[kind] = (row["job_s"].sum() / row["jobs"].sum() - QMIX_START_S - eval_s) / PUBLISHED_QMIX_STEPS
+        jobs = row["jobs"].sum()
+        runs = row["runs"].sum() if "runs" in row else jobs  # several runs in one process pay one start-up
+        out[kind] = ((row["job_s"].sum() - jobs * QMIX_START_S) / runs - eval_s) / PUBLISHED_QMIX_STEPS
     return out
 
 
