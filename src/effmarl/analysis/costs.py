@@ -73,7 +73,7 @@ def summary(jobs: pd.DataFrame, runs: dict[str, int] | None = None) -> pd.DataFr
                                        peak_rss_mb=("max_rss_mb", "max")).reset_index()
     training = grouped["kind"].str.startswith("training: ")
     grouped["runs"] = [((runs or {}).get(k) or n) if t else 0
-                       for k, n, t in zip(grouped["kind"], grouped["jobs"], training)]
+                       for k, n, t in zip(grouped["kind"], grouped["jobs"], training, strict=True)]
     grouped["share_pct"] = 100.0 * grouped["job_s"] / grouped["job_s"].sum()
     grouped = grouped.sort_values("job_s", ascending=False)
     total = pd.DataFrame([{"kind": "all jobs", "jobs": len(jobs), "runs": int(grouped["runs"].sum()),
