@@ -8,6 +8,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from effmarl import resources
 from effmarl.analysis import costs
 from effmarl.cli import main
 
@@ -134,7 +135,7 @@ def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
         tmp_path / "mast" / "costs.csv", index=False)
     kinds = envelope.published_kinds(tmp_path)
     evaluations, episodes = envelope.PUBLISHED_QMIX_EVALS
-    eval_s = evaluations * episodes * envelope.QMIX_EVAL_EPISODE_S
+    eval_s = evaluations * episodes * resources.QMIX_EVAL_EPISODE_S
     per_step = envelope.qmix_per_step(kinds)
     assert per_step["dense"] == pytest.approx((540 - 40 - eval_s) / 250_000)
     assert per_step["baseline"] == pytest.approx((490 - 40 - eval_s) / 250_000)
@@ -158,7 +159,7 @@ def test_runs_sharing_a_process_pay_one_start_up_in_the_per_step_price(tmp_path)
                   "jobs": [1, 1, 5], "runs": [3, 3, 15], "job_s": [1540.0, 1300.0, 5 * 1240.0],
                   "longest_s": [0, 0, 0]}).to_csv(tmp_path / "mast" / "costs.csv", index=False)
     evaluations, episodes = envelope.PUBLISHED_QMIX_EVALS
-    eval_s = evaluations * episodes * envelope.QMIX_EVAL_EPISODE_S
+    eval_s = evaluations * episodes * resources.QMIX_EVAL_EPISODE_S
     per_step = envelope.qmix_per_step(envelope.published_kinds(tmp_path))
     assert per_step["dense"] == pytest.approx(((1540 - 40) / 3 - eval_s) / envelope.PUBLISHED_QMIX_STEPS)
     assert per_step["baseline"] == pytest.approx(((5 * 1240 - 5 * 40) / 15 - eval_s) / envelope.PUBLISHED_QMIX_STEPS)

@@ -70,8 +70,13 @@ QMIX_EPISODE_LEN: dict[str, float] = {'3m': 13.3, '3s5z': 43.22, '2s3z': 29.52}
 QMIX_ALGO_FACTOR: dict[str, float] = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}
 PER_AGENT_FACTOR = 1.0
 SPARSE_FACTOR = 1.0                          # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
-# seconds per evaluated env step (the first evaluation's compilation included), per measured map
-EVAL_STEP_S: dict[str, float] = {'3m': 0.001717, '3s5z': 0.001129, '2s3z': 0.003503}
+# Greedy evaluation on the jitted runner (measured 2026-12-03 on a dense 3m run): the first evaluation compiles
+# (14.9 s), then a greedy episode costs 1.2 ms on 3m (32 episodes 0.02-0.04 s, 128 episodes 0.11-0.20 s), scaled by
+# the map's episode limit. step_cost.csv's eval_step_s (seconds per evaluated env step with the compilation spread
+# over a short run's few evaluations) priced a 250 000-step run's 314 evaluations at 1 030 s; the published default
+# run spent about 40 s on them (published/default/mast/costs.csv against this model, test_slurm_resources.py).
+QMIX_EVAL_COMPILE_S = 15.0
+QMIX_EVAL_EPISODE_S = 0.0012  # per greedy episode on 3m (60-step limit), compiled
 
 MPE_ACTIONS = 5
 
@@ -183,10 +188,17 @@ def qmix_seconds(cfg: dict) -> float:
     # 8 / num_envs x the measured cost bounds it (more copies: no discount taken)
     acting = steps * per_map(QMIX_ACT_S, env_map) * max(1.0, QMIX_ENVS_MEASURED / q.get("num_envs", 1))
     learning = qmix_updates(cfg) * per_map(QMIX_UPDATE_S, env_map) * factor
-    evaluations = steps // q.get("eval_every", 10_000) + 1
-    evaluated = evaluations * q.get("eval_episodes", 32) * SMAX_MAPS[env_map][4]
-    eval_step_s = EVAL_STEP_S.get(env_map, max(EVAL_STEP_S.values()))  # not measured: the dearest measured
-    return acting + learning + evaluated * eval_step_s
+    return acting + learning + (QMIX_EVAL_COMPILE_S + qmix_eval_seconds(cfg) if q.get("eval_episodes", 32) else 0.0)
+
+
+def qmix_eval_seconds(cfg: dict) -> float:
+    """A QMIX-family run's greedy evaluations once compiled: evaluations x episodes x the per-episode cost, scaled
+    from 3m's 60-step limit to the map's."""
+    from effmarl.schedules import evaluation_steps
+
+    q = cfg.get("qmix", {})
+    evaluations = len(evaluation_steps(cfg["budget"]["env_steps"], q.get("eval_every", 10_000)))
+    return evaluations * q.get("eval_episodes", 32) * QMIX_EVAL_EPISODE_S * SMAX_MAPS[cfg["env"]["map"]][4] / 60
 
 
 def runtime_min(cfg: dict) -> int:

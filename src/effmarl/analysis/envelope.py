@@ -10,8 +10,8 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   runs share a process), less the run's evaluations, over its 250 000 env steps
   (QMIX, SMAX 3m, 8 copies and 8 updates per round). Another algorithm, map or update ratio scales that per-step cost
   by the resources model's work (`effmarl.resources`: acting + learner updates from benchmarks/results/step_cost.csv,
-  its per-evaluation compilation left out); evaluations add 1.2 ms per greedy episode on 3m (measured the same day:
-  32 episodes 0.02-0.04 s, 128 episodes 0.11-0.20 s once compiled), scaled by the map's episode limit. Several runs
+  its evaluation term left out); evaluations add resources.qmix_eval_seconds (1.2 ms per compiled greedy episode on
+  3m, scaled by the map's episode limit). Several runs
   in one process (runs_per_process) pay the start-up once: seeds train in lockstep, and on a CPU S seeds cost S x one
   seed's learner (benchmarks/results/qmix_lockstep_cpu.md, qmix_lockstep_fold.md), so only the start-up is shared.
 - **MPE (paper 1)**: 5 s of start-up (a smoke run's 3-episode jobs: 4.8-5.5 CPU-s) plus env steps x the cost of one
@@ -45,10 +45,9 @@ from pathlib import Path
 import pandas as pd
 
 QMIX_START_S = 40.0
-QMIX_EVAL_EPISODE_S = 0.0012          # per greedy episode on 3m (60-step limit), compiled
 PUBLISHED_QMIX = {"mast_dense": "dense", "mast_sweep": "mast", "mast_table1": "baseline"}
 PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs/paper2-study.md)
-PUBLISHED_QMIX_EVALS = (26, 32)       # their evaluations x episodes (every 10 000 steps, 32 episodes)
+PUBLISHED_QMIX_EVALS = (314, 32)      # their evaluations x episodes (every 800 steps, 32 episodes)
 MPE_START_S = 5.0
 # MADDPG, reference storage, one core: N -> (seconds per env step, seconds per update round of batch 1024)
 PAPER1_COST = {3: (0.0014, 0.13), 12: (0.0071, 0.77), 24: (0.024, 3.1), 48: (0.096, 15.7)}
@@ -112,21 +111,15 @@ def qmix_kind(cfg: dict) -> str:
     return "dense" if method == "dense" else "mast" if method == "mast" else "baseline"
 
 
-def qmix_eval_seconds(cfg: dict) -> float:
-    from effmarl.resources import SMAX_MAPS
-    from effmarl.schedules import evaluation_steps
-
-    q = cfg["qmix"]
-    evaluations = len(evaluation_steps(cfg["budget"]["env_steps"], q["eval_every"]))
-    return evaluations * q["eval_episodes"] * QMIX_EVAL_EPISODE_S * SMAX_MAPS[cfg["env"]["map"]][4] / 60
-
-
 def qmix_seconds(cfg: dict, per_step: dict[str, float]) -> float:
     """A QMIX-family run's CPU seconds, its start-up included (module doc)."""
+    from effmarl import resources
+
     reference = {**cfg, "algo": "qmix", "env": {**cfg["env"], "map": "3m"},
                  "qmix": {**cfg["qmix"], "num_envs": 8, "updates_per_round": 8}}
     scale = _qmix_work(cfg) / _qmix_work(reference)
-    return QMIX_START_S + per_step[qmix_kind(cfg)] * cfg["budget"]["env_steps"] * scale + qmix_eval_seconds(cfg)
+    return (QMIX_START_S + per_step[qmix_kind(cfg)] * cfg["budget"]["env_steps"] * scale
+            + resources.qmix_eval_seconds(cfg))
 
 
 def published_kinds(published: Path) -> pd.DataFrame:
@@ -142,8 +135,10 @@ def published_kinds(published: Path) -> pd.DataFrame:
 
 def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
     """Seconds per env step of a published Table-1 run, per kind of method, its start-up and evaluation taken off."""
+    from effmarl import resources
+
     evaluations, episodes = PUBLISHED_QMIX_EVALS
-    eval_s = evaluations * episodes * QMIX_EVAL_EPISODE_S
+    eval_s = evaluations * episodes * resources.QMIX_EVAL_EPISODE_S
     out = {}
     for study, kind in PUBLISHED_QMIX.items():
         row = kinds[kinds["kind"] == f"training: {study}"]
