@@ -70,17 +70,26 @@ def _claims(stem: str) -> Callable:
     return render
 
 
+def _ratio(row: dict) -> str:
+    """A Table-1 row's IQM / dense IQM with its stratified-bootstrap interval where the CSV has one."""
+    if not row["normalised"]:
+        return ""
+    lo, hi = row.get("normalised_lo"), row.get("normalised_hi")
+    return f"{float(row['normalised']):.3f}" + (f" [{float(lo):.3f}, {float(hi):.3f}]" if lo and hi else "")
+
+
 def _table1(read, link) -> str:
     stem = "mast/tables/table1"
     rows = [r for r in _rows(read(f"{stem}.csv")) if r["map"] != "average"]
     prov = json.loads(read(f"{stem}.provenance.json"))
     body = _table(
-        ["algorithm, map", "method", "sparsity", "training FLOPs", "win rate IQM [95 % CI]", "/ dense", "seeds"],
+        ["algorithm, map", "method", "sparsity", "training FLOPs", "win rate IQM [95 % CI]", "/ dense [95 % CI]",
+         "P(run > dense run)", "seeds"],
         [[f"{r['algorithm']} {r['map']}", r["method"], f"{float(r['sparsity']):g}",
           "1" if float(r["train_flops_reduction"]) == 1 else f"1 / {float(r['train_flops_reduction']):.1f}",
           f"{float(r['iqm']):.3f} " + (f"[{float(r['iqm_lo']):.3f}, {float(r['iqm_hi']):.3f}]" if r["iqm_lo"]
                                         else f"[no interval: {r['seeds']} seed]"),
-          f"{float(r['normalised']):.3f}" if r["normalised"] else "", r["seeds"]] for r in rows])
+          _ratio(r), f"{float(r['p_improvement']):.2f}" if r.get("p_improvement") else "", r["seeds"]] for r in rows])
     # a Table 1 that says whether it is evidence (metrics.evidence: its `evidence` column) says so here too
     stamp = "".join(f"**{e}**\n\n" for e in dict.fromkeys(r["evidence"] for r in rows if r.get("evidence")))
     return (f"{stamp}{body}\n\nMeasured on {_measured(prov)}; {prov.get('source_runs', '')}. Every column: "
