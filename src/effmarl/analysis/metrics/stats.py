@@ -36,6 +36,21 @@ def bootstrap_ci(values, confidence: float = CONFIDENCE, n_resamples: int = N_RE
     return (lo[0], hi[0]) if squeeze else (lo, hi)
 
 
+def mean_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """Student-t interval of the mean over seeds: x̄ ± t_{n-1, (1+c)/2} · s / √n, s the sample standard deviation
+    (ddof 1). The interval every claim over 2-8 seeds or pairs uses: at 3 and 5 normal draws it covers the true mean
+    at its nominal rate (tests/test_stats_coverage.py), where a percentile bootstrap over 3 values, whose half-width
+    is about one standard deviation, covers it in ≈ 75 % of draws. Non-finite values are dropped; fewer than two
+    give NaN bounds, and values without spread a zero-width interval."""
+    values = np.asarray(values, dtype=float).ravel()
+    values = values[np.isfinite(values)]
+    if len(values) < 2:
+        return float("nan"), float("nan")
+    mean, sd = float(values.mean()), float(values.std(ddof=1))
+    half = float(stats.t.ppf(0.5 + confidence / 2, len(values) - 1)) * sd / np.sqrt(len(values))
+    return mean - half, mean + half
+
+
 def probability_of_improvement(x, y) -> float:
     """P(X > Y) + ½·P(X = Y) for a run X of one method against a run Y of another, over every pair of their runs
     (rliable's probability of improvement on one task): the Mann-Whitney U statistic of `x` against `y` divided by
