@@ -1,4 +1,4 @@
-"""The QMIX family's variants are one table (algos/variants.py): a new variant is one entry, and the schema, the
+"""The QMIX family's variants are one table (effmarl/variants.py): a new variant is one entry, and the schema, the
 workflow, the resources model and the analysis accept it without another edit; no other module matches the
 variants' names."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from effmarl import resources
-from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.analysis.style import algo_name
 from effmarl.config import ConfigError, validate
 from effmarl.studies import expand_all, expand_study, process_groups
+from effmarl.variants import QMIX_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SMAX = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 400},
@@ -94,7 +94,7 @@ def test_a_toy_variant_trains_through_qmix_functions(toy):
 # Modules that legitimately name variants: the table itself, and paper 2's per-algorithm figures and claims
 # (Figs. 13-15 are one figure per named algorithm, each declaring the runs it draws; the claims table quotes the
 # paper's per-algorithm averages).
-NAMED_ON_PURPOSE = {"src/effmarl/algos/variants.py", "src/effmarl/analysis/figures/mast_fig13.py",
+NAMED_ON_PURPOSE = {"src/effmarl/variants.py", "src/effmarl/analysis/figures/mast_fig13.py",
                     "src/effmarl/analysis/figures/mast_fig14.py", "src/effmarl/analysis/figures/mast_fig15.py",
                     "src/effmarl/analysis/tables/mast_claims.py"}
 

@@ -29,8 +29,9 @@ import math
 import sys
 from collections import defaultdict
 
-from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl.components import mast_components
 from effmarl.studies import seed_groups
+from effmarl.variants import QMIX_VARIANTS
 
 MIB = 2**20
 SAFETY = 1.5            # runtime requested = estimate x SAFETY (+ START_MIN); a late job is lost work
@@ -65,7 +66,7 @@ QMIX_ACT_S: dict[str, float] = {'3m': 6.883e-05, '3s5z': 0.000417, '2s3z': 0.000
 QMIX_UPDATE_S: dict[str, float] = {'3m': 0.0434, '3s5z': 0.1609, '2s3z': 0.1779}
 QMIX_EPISODE_LEN: dict[str, float] = {'3m': 13.3, '3s5z': 43.22, '2s3z': 29.52}
 # Relative update costs on 3m, measured (step_cost.csv, update_s): each QMIX-family variant against qmix (its
-# cost_factor in algos/variants.py), per-agent networks against shared, MAST against dense per-agent. A ratio below
+# cost_factor in effmarl/variants.py), per-agent networks against shared, MAST against dense per-agent. A ratio below
 # 1 is taken as 1 (no discount: the machine they were measured on is shared, and a late job is lost work).
 QMIX_ALGO_FACTOR: dict[str, float] = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}
 PER_AGENT_FACTOR = 1.0
@@ -118,15 +119,10 @@ def episode_bytes(env_map: str) -> int:
     return steps * (n * obs * 4 + state * 4 + n * actions + n * 8) + limit * (4 + 1 + 1)
 
 
-def dual_buffer_on(cfg: dict) -> bool:
-    enabled = cfg.get("mast", {}).get("dual_buffer", {}).get("enabled")
-    return enabled if enabled is not None else cfg.get("sparse", {}).get("method") == "mast"
-
-
 def qmix_replay_bytes(cfg: dict) -> float:
     q = cfg.get("qmix", {})
     capacity = q.get("buffer_size", 5000)
-    if dual_buffer_on(cfg):
+    if mast_components(cfg)["dual_buffer"]:
         capacity += capacity // cfg.get("mast", {}).get("dual_buffer", {}).get("size_ratio", 50)
     return capacity * episode_bytes(cfg["env"]["map"])
 

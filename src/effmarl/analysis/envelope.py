@@ -153,7 +153,7 @@ def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
 
 
 def run_seconds(cfg: dict, per_step: dict[str, float]) -> float:
-    from effmarl.algos.variants import QMIX_VARIANTS
+    from effmarl.variants import QMIX_VARIANTS
 
     if cfg["algo"] in QMIX_VARIANTS:
         return qmix_seconds(cfg, per_step)

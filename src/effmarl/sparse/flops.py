@@ -23,11 +23,11 @@ from dataclasses import asdict, dataclass
 
 from torch import nn
 
-from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.nets.rnn_agent import GRUCell as ComposedGRUCell
 from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 from effmarl.sparse.masks import ModuleLike, SparseTopology, named_modules
+from effmarl.variants import QMIX_VARIANTS
 
 
 @dataclass
@@ -119,7 +119,7 @@ def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: i
 
 def training_flops(algo: str, batch: int, f_agent: float, f_mix: float, *, f_unrestricted_agent: float = 0.0,
                    f_unrestricted_mix: float = 0.0, n_agents: int | None = None, n_actions: int | None = None) -> float:
-    """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in algos/variants.py);
+    """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in effmarl/variants.py);
     the F's are forward FLOPs per sample. `algo`: a QMIX-family variant or one of the paper's names for one."""
     v = QMIX_VARIANTS.get(algo) or next((v for v in QMIX_VARIANTS.values() if algo in v.aliases), None)
     if v is None:
