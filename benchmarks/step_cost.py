@@ -1,5 +1,6 @@
-"""Per-step cost of training runs at paper settings: the measurements src/effmarl/resources.py derives cluster
-runtimes and memory from.
+"""Per-step cost of training runs at paper settings: the measured table (benchmarks/results/step_cost.csv) that
+src/effmarl/step_costs.py reads, and through it the cluster requests (resources.py) and the profile estimate
+(analysis/envelope.py).
 
 Each point is a short real `effmarl train` run with the paper profile's hyper-parameters (only the budget, and
 for paper 1 the warm-up, shortened so that update rounds happen). From its phases.parquet:
@@ -17,7 +18,8 @@ is shared (2 cores, other work running), so phase wall times are scaled by the p
 (cpu_share): the cost of each phase on a core of its own. Each run is single-threaded (torch, BLAS and XLA held
 to one thread), as a SLURM job with one CPU.
 
-    python benchmarks/step_cost.py --out benchmarks/results/step_cost      # ~10 min on one free core
+    python benchmarks/step_cost.py --out benchmarks/results/step_cost      # ~30 min on one free core
+    python benchmarks/step_cost.py --only maddpg_48 --out benchmarks/results/step_cost   # some points, keeping the rest
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-from effmarl.resources import QMIX_ENVS_MEASURED as QMIX_ENVS  # episode copies per round, as the profiles
+from effmarl.step_costs import QMIX_ENVS_MEASURED as QMIX_ENVS  # episode copies per round, as the profiles
 
 ROOT = Path(__file__).resolve().parents[1]
 UPDATE_PHASES = "update_all_trainers"
@@ -46,8 +48,9 @@ QMIX_NOT_UPDATE = QMIX_ACTING + ["evaluation", "checkpoint"]
 
 
 def points() -> list[dict]:
-    """The measured grid: paper 1 at N = 3 and 12 for both algorithms and storages (larger N is extrapolated by
-    effmarl.resources); paper 2 with QMIX per map, then per algorithm, network layout and sparse method on 3m."""
+    """The measured grid: paper 1 at N = 3 and 12 for both algorithms and storages, and MADDPG on the reference
+    storage at N = 24 and 48 too (effmarl.step_costs scales the others by their ratio to it); paper 2 with QMIX
+    per map, then per algorithm, network layout and sparse method on 3m."""
     out = []
     for algo in ("maddpg", "masac"):
         for storage in ("reference", "contiguous"):
@@ -69,6 +72,10 @@ def points() -> list[dict]:
         out.append({"algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
                     "budget": {"env_steps": QMIX_STEPS}, "sparse": {"method": method, "sparsity": 0.9},
                     "qmix": {**qmix, "shared_params": False}})
+    # paper 1's largest teams, MADDPG on the reference storage (the other algorithm and storage scale it by their
+    # measured ratio at N = 3 and 12): appended last so the rows above keep their names
+    for n in (24, 48):
+        out.append({**out[0], "env": {**out[0]["env"], "n_agents": n}})
     return out
 
 

@@ -11,7 +11,8 @@ import pytest
 import torch
 from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, SeedStack, accounting, check_config, mast_components, target_kind, tiny_hyper
+from effmarl.algos.qmix import Learner, SeedStack, accounting, check_config, target_kind, tiny_hyper
+from effmarl.components import mast_components
 from effmarl.config import ConfigError, validate
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, linear_factory
 from effmarl.replay.dual import DualReplay

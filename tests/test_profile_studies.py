@@ -180,9 +180,9 @@ def test_every_paper2_run_of_an_evidence_profile_rests_on_at_least_128_greedy_ep
     the default and paper profiles averages >= 128 greedy episodes, from each run's resolved budget, eval_every and
     eval_episodes (the default: 20 evaluations of 32 every 800 of 160 000 steps; the paper: 20 of 32 every 10 000
     of 2 M)."""
-    from effmarl.algos.variants import QMIX_VARIANTS
     from effmarl.schedules import MIN_FINAL_EPISODES, final_eval_episodes
     from effmarl.studies import load_profile
+    from effmarl.variants import QMIX_VARIANTS
 
     runs = expand_all(load_profile(ROOT / "configs" / name))
     episodes = {f"{study}/{rid}": final_eval_episodes(cfg) for study, by_id in runs.items()

@@ -3,6 +3,7 @@ model assumes checked against the real environments and storages, and the profil
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import sys
 from functools import cache
@@ -12,7 +13,7 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from effmarl import resources
+from effmarl import resources, step_costs
 from effmarl.config import validate
 from effmarl.studies import expand_all, load_profile
 
@@ -34,16 +35,15 @@ def _paper1(n=3, storage="contiguous", episodes=60000, **off) -> dict:
             "replay": {"storage": storage, "buffer_size": 1_000_000}}
 
 
-def test_interpolation_is_log_log_and_extrapolates_the_nearest_segment():
-    points = {3: 1.0, 12: 16.0}  # slope 2 in log-log
-    assert resources.interpolate(points, 3) == 1.0
-    assert resources.interpolate(points, 6) == pytest.approx(4.0)
-    assert resources.interpolate(points, 48) == pytest.approx(256.0)
-    assert resources.interpolate({3: 1.0, 12: 16.0, 48: 64.0}, 24) == pytest.approx(32.0)  # slope 1 above 12
+def _priced(monkeypatch, **prices) -> None:
+    """Run the resources model on these prices instead of the measured table's."""
+    costs = dataclasses.replace(step_costs.measured(), **prices)
+    monkeypatch.setattr(step_costs, "measured", lambda: costs)
 
 
 def test_runtime_hand_computed(monkeypatch):
-    monkeypatch.setitem(resources.OFFPOLICY_COST, ("maddpg", "contiguous"), {3: (0.001, 0.05)})
+    _priced(monkeypatch, offpolicy={key: {3: (0.001, 0.05)} for key in (("maddpg", "reference"),
+                                                                         ("maddpg", "contiguous"))})
     cfg = _paper1(episodes=100_000, warmup=5000)
     # 2.5 M steps x 1 ms + (2.5 M - 5 000) // 100 = 24 950 rounds x 50 ms = 3 747.5 s; x 1.5 = 93.7 min -> 94 + 5
     assert resources.runtime_min(cfg) == 99
@@ -151,41 +151,11 @@ def _step_cost_points() -> dict[str, dict]:
     return {module.point_name(i, cfg): cfg for i, cfg in enumerate(module.points())}
 
 
-def test_constants_are_the_measured_table():
-    table = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv")
-    mpe = table[table["env"].str.startswith("mpe")]
-    for row in mpe.itertuples():
-        n = int(row.env.split("=")[1])
-        step_s, round_s = resources.OFFPOLICY_COST[(row.algo, row.storage)][n]
-        assert step_s == pytest.approx(row.step_s, rel=1e-3) and round_s == pytest.approx(row.round_s, rel=1e-3)
-    dense = table[(table["algo"] == "qmix") & (table["method"] == "dense")].set_index("env")
-    for constant, column in ((resources.QMIX_ACT_S, "act_s"), (resources.QMIX_UPDATE_S, "update_s"),
-                             (resources.QMIX_EPISODE_LEN, "episode_len")):
-        assert set(constant) == set(dense.index), column
-        for env_map, value in constant.items():
-            assert value == pytest.approx(dense.loc[env_map, column], rel=1e-3), (column, env_map)
-
-
-def test_relative_costs_are_the_measured_ratios_without_discounts():
-    cost = pd.read_csv(ROOT / "benchmarks" / "results" / "step_cost.csv").set_index("point")["update_s"]
-    ratio = {"ow_qmix": cost["12_ow_qmix_3m"] / cost["08_qmix_3m"],
-             "res_qmix": cost["13_res_qmix_3m"] / cost["08_qmix_3m"]}
-    for algo, measured in ratio.items():
-        assert resources.QMIX_ALGO_FACTOR[algo] == pytest.approx(max(1.0, measured), rel=1e-2), algo
-    per_agent = cost["14_qmix_3m_dense_peragent"] / cost["08_qmix_3m"]
-    sparse = cost["15_qmix_3m_mast_peragent"] / cost["14_qmix_3m_dense_peragent"]
-    assert resources.PER_AGENT_FACTOR == pytest.approx(max(1.0, per_agent), rel=1e-2)
-    assert resources.SPARSE_FACTOR == pytest.approx(max(1.0, sparse), rel=1e-2)
-
-
 def test_qmix_runtime_hand_computed(monkeypatch):
-    for table, value in ((resources.QMIX_ACT_S, 0.0002), (resources.QMIX_UPDATE_S, 0.02),
-                         (resources.QMIX_EPISODE_LEN, 20.0)):
-        monkeypatch.setitem(table, "3m", value)
+    _priced(monkeypatch, act_s={"3m": 0.0002}, update_s={"3m": 0.02}, episode_len={"3m": 20.0}, per_agent_factor=1.0,
+            sparse_factor=1.0)
     monkeypatch.setattr(resources, "QMIX_EVAL_EPISODE_S", 0.06)  # 60 steps (3m's limit) x 1 ms
     monkeypatch.setattr(resources, "QMIX_EVAL_COMPILE_S", 0.0)
-    for name in ("PER_AGENT_FACTOR", "SPARSE_FACTOR"):
-        monkeypatch.setattr(resources, name, 1.0)
     cfg = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 800_000},
            "qmix": {"num_envs": 8, "updates_per_round": 8, "eval_every": 10_000, "eval_episodes": 32}}
     # 800 000 / (8 x 20) = 5 000 rounds x 8 = 40 000 updates x 20 ms = 800 s; acting 800 000 x 0.2 ms = 160 s;

@@ -6,9 +6,10 @@ import pytest
 import torch
 from torch import nn
 
-from effmarl.sparse import AgentLinear, SparseTopology
+from effmarl.nets.rnn_agent import StackedLinear
+from effmarl.sparse import SparseTopology
 from effmarl.sparse.flops import count, summary, training_flops
-from effmarl.sparse.tiny import dense_param_count, tiny_width
+from effmarl.sparse.mast import tiny_width_for, weight_count
 
 
 class Tiny(nn.Module):
@@ -47,7 +48,7 @@ def test_sparse_counts_by_hand_with_per_layer_densities():
 
 
 def test_stacked_agents_count_each_agents_own_mask():
-    layer = AgentLinear(2, 4, 3)
+    layer = StackedLinear(2, 4, 3)  # the learner's per-agent layer: weight [2 agents, 3 out, 4 in]
     topo = SparseTopology(layer, 0.5, seed=0)
     mask = torch.zeros(2, 3, 4, dtype=torch.bool)
     mask[0] = True  # agent 0 dense (12), agent 1 keeps 3 of 12
@@ -84,10 +85,14 @@ def test_summary_normalises_to_dense():
 
 
 def test_tiny_width_search():
-    spec = [("linear", 10, "h"), ("gru", "h", "h"), ("linear", "h", 5)]  # 10h + 6h^2 + 5h
-    assert dense_param_count(spec, 16) == 1776
-    assert tiny_width(spec, 1776) == 16
-    assert tiny_width(spec, 1800) == 16  # 1776 (24 short) vs 1989 (189 over)
-    assert tiny_width(spec, 1900) == 17  # 124 short vs 89 over
-    assert tiny_width(spec, 1) == 1
-    assert dense_param_count([("linear", 3, lambda h: 2 * h)], 4, include_bias=True) == 3 * 8 + 8
+    """Tiny's width (sparse.mast.tiny_width_for, as networks.tiny_hyper calls it) over real modules whose weights
+    number 10h + 6h^2 + 5h: the closest width, ties and shortfalls to the smaller network."""
+    def build(h):
+        return {"net": nn.Sequential(nn.Linear(10, h), nn.GRUCell(h, h), nn.Linear(h, 5))}
+
+    assert weight_count(build, 16) == 1776 and weight_count(build, 17) == 1989
+    assert tiny_width_for(build, 1776, 64) == 16
+    assert tiny_width_for(build, 1800, 64) == 16  # 1776 (24 short) vs 1989 (189 over)
+    assert tiny_width_for(build, 1900, 64) == 17  # 124 short vs 89 over
+    assert tiny_width_for(build, 1, 64) == 1
+    assert tiny_width_for(build, 10**9, 64) == 64  # never wider than max_width

@@ -7,9 +7,8 @@ import pytest
 import torch
 from torch import nn
 
+from effmarl.nets.rnn_agent import GRUCell, RNNAgent, StackedLinear, linear_factory
 from effmarl.sparse import (
-    AgentGRUCell,
-    AgentLinear,
     SparseTopology,
     SparseTraining,
     TopologySchedule,
@@ -31,15 +30,9 @@ class Agent(nn.Module):
         return self.fc2(h), h
 
 
-class StackedAgents(nn.Module):
-    def __init__(self, n=4, obs=20, hidden=16, actions=6):
-        super().__init__()
-        self.fc1, self.rnn, self.fc2 = AgentLinear(n, obs, hidden), AgentGRUCell(n, hidden, hidden), AgentLinear(
-            n, hidden, actions)
-
-    def forward(self, x, h):
-        h = self.rnn(torch.relu(self.fc1(x)), h)
-        return self.fc2(h), h
+def stacked_agents(n=4, obs=20, hidden=16, actions=6) -> RNNAgent:
+    """The learner's per-agent agent network (qmix.shared_params: false): StackedLinear layers [n, out, in]."""
+    return RNNAgent(obs, actions, hidden, linear_factory(n, shared_params=False))
 
 
 def layer_counts_of(topo):
@@ -160,7 +153,7 @@ def test_gradient_growth_needs_gradients():
 
 def test_stacked_agents_get_own_masks_under_one_budget():
     torch.manual_seed(0)
-    net = StackedAgents(n=4)
+    net = stacked_agents(n=4)
     topo = SparseTopology(net, 0.9, seed=2)
     fc1 = topo.masks["fc1.weight"]
     assert fc1.shape == (4, 16, 20)
@@ -171,7 +164,7 @@ def test_stacked_agents_get_own_masks_under_one_budget():
     for _ in range(3):
         net.fc1.weight.grad = torch.zeros_like(net.fc1.weight)
         net.fc1.weight.grad[0] = 1.0 + torch.rand(16, 20)
-        for n in ("rnn.weight_ih", "rnn.weight_hh", "fc2.weight"):
+        for n in ("rnn.ih.weight", "rnn.hh.weight", "fc2.weight"):
             dict(net.named_parameters())[n].grad = torch.rand_like(dict(net.named_parameters())[n])
         topo.evolve(0.3, grow="gradient")
     after = topo.agent_counts("fc1.weight")
@@ -179,15 +172,22 @@ def test_stacked_agents_get_own_masks_under_one_budget():
 
 
 def test_stacked_layers_equal_per_agent_torch_layers():
+    """The learner's per-agent layers (StackedLinear, and the GRUCell built from two) given each agent's torch
+    Linear and GRUCell weights compute what those torch layers compute, agent by agent ([..., n, in] layout)."""
     torch.manual_seed(0)
     lins = [nn.Linear(5, 3) for _ in range(2)]
     cells = [nn.GRUCell(3, 4) for _ in range(2)]
-    al, ag = AgentLinear.from_linears(lins), AgentGRUCell.from_cells(cells)
-    x, h = torch.randn(2, 7, 5), torch.randn(2, 7, 4)
-    y = al(x)
+    linear, cell = StackedLinear(2, 5, 3), GRUCell(3, 4, linear_factory(2, shared_params=False))
+    with torch.no_grad():
+        for a in range(2):
+            linear.weight[a], linear.bias[a] = lins[a].weight, lins[a].bias
+            cell.ih.weight[a], cell.ih.bias[a] = cells[a].weight_ih, cells[a].bias_ih
+            cell.hh.weight[a], cell.hh.bias[a] = cells[a].weight_hh, cells[a].bias_hh
+    x, h = torch.randn(7, 2, 5), torch.randn(7, 2, 4)
+    y = linear(x)
     for a in range(2):
-        torch.testing.assert_close(y[a], lins[a](x[a]))
-        torch.testing.assert_close(ag(y, h)[a], cells[a](y[a], h[a]))
+        torch.testing.assert_close(y[:, a], lins[a](x[:, a]))
+        torch.testing.assert_close(cell(y, h)[:, a], cells[a](y[:, a], h[:, a]))
 
 
 def test_module_list_group_is_one_layer():

@@ -24,7 +24,7 @@ from typing import Any
 import jsonschema
 import yaml
 
-from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl.variants import QMIX_VARIANTS
 
 
 class ConfigError(ValueError):
@@ -37,7 +37,7 @@ class ConfigError(ValueError):
 
 
 def schema() -> dict:
-    """The config schema, with the QMIX family's variants (algos/variants.py) in its `algo` enums."""
+    """The config schema, with the QMIX family's variants (effmarl/variants.py) in its `algo` enums."""
     return _schema(tuple(QMIX_VARIANTS))
 
 
@@ -146,7 +146,7 @@ def validate(instance: dict, *, part: str = "workflow", source: str = "config") 
 CROSS_CHECKS = {
     "maddpg": "effmarl.config:offpolicy_checks",
     "masac": "effmarl.config:offpolicy_checks",
-}  # + each QMIX-family variant's `checks` (algos/variants.py)
+}  # + each QMIX-family variant's `checks` (effmarl/variants.py)
 
 
 def env_copies_checks(cfg: dict) -> None:

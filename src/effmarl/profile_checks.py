@@ -6,9 +6,9 @@ runs them; each returns one line per problem, naming the field."""
 
 from __future__ import annotations
 
-from effmarl.algos.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # the qmix family, read live
 from effmarl.config import get_dotted
 from effmarl.schedules import FINAL_FRACTION, LAST_K, MIN_FINAL_EPISODES, final_eval_episodes, final_evaluations
+from effmarl.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # the qmix family, read live
 
 
 def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:

@@ -10,15 +10,15 @@ SLURM job requests what that run needs, not one size for all.
   list into memory twice over (torch.save builds the pickle in a BytesIO, then copies it out), so it peaks at
   three times the storage; tensors are written straight out. Paper 2's episode buffers are allocated whole
   (capacity x padded episode), MAST's dual buffer adds B2 = buffer_size / size_ratio.
-- runtime: paper 1: env steps x measured cost per step, plus its update rounds (every update_every steps once
-  warm-up is stored) x measured cost per round, interpolated over the measured agent counts (log-log,
-  extrapolated from the last two points). Paper 2: env steps x the measured acting cost per step, plus its
-  updates (env steps / the measured episode length x updates_per_round / num_envs) x the measured cost of one
-  update, plus its evaluations. Times a safety factor.
+- runtime: paper 1: env steps x the cost of a step, plus its update rounds (every update_every steps once
+  warm-up is stored) x the cost of a round. Paper 2: env steps x the acting cost per step, plus its updates (env
+  steps / the episode length x updates_per_round / num_envs) x the cost of one update, plus its evaluations. Times
+  a safety factor.
 - gpu: 1 when the run's config selects CUDA (`device: cuda`); `auto` asks for none (it uses one if present).
 
-The costs are measured by `python benchmarks/step_cost.py` (benchmarks/results/step_cost.csv; a test keeps the
-tables below equal to it) on one core of a 2-core AMD EPYC virtual machine.
+The costs are the measured table's (effmarl.step_costs: benchmarks/results/step_cost.csv, re-measured by
+`python benchmarks/step_cost.py`, on one core of a 2-core AMD EPYC virtual machine), the same prices the profile
+estimate (`effmarl costs --estimate`, analysis/envelope.py) uses.
 
     python -m effmarl.resources configs/paper.yaml     # the resource table of a profile
 """
@@ -29,7 +29,9 @@ import math
 import sys
 from collections import defaultdict
 
-from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl import step_costs
+from effmarl.components import mast_components
+from effmarl.step_costs import interpolate
 from effmarl.studies import seed_groups
 
 MIB = 2**20
@@ -39,8 +41,8 @@ MIN_RUNTIME_MIN = 10
 HEADROOM = 1.25         # memory requested = estimate x HEADROOM, rounded up to 100 MB
 MIN_MEM_MB = 1000
 
-# Peak resident memory of a short run (maxrss in step_cost.csv, rounded up): what a run costs before its
-# replay storage grows.
+# What a run costs before its replay storage grows, at least: paper 1 takes the larger of this and the measured
+# peak of a short run at its N (step_costs: maxrss in step_cost.csv; 1 188 MB at N = 48), paper 2 this.
 BASE_MB = {"mpe": 500, "smax": 1500}
 # Bytes per agent-transition of the reference storage beyond its float data (tuple, numpy array and float
 # objects); measured with tracemalloc and the RSS of a filled run (tests/test_slurm_resources.py).
@@ -49,27 +51,9 @@ REFERENCE_OVERHEAD_B = 1200
 # SMAX maps as the adapter builds them: agents, observation size, actions, state size, episode limit.
 SMAX_MAPS = {"3m": (3, 75, 8, 72, 60), "2s3z": (5, 127, 10, 120, 120), "3s5z": (8, 205, 13, 192, 150),
              "5m_vs_6m": (5, 140, 11, 132, 70), "64zg_approx": (2, 921, 69, 858, 400)}
-# Paper 1, measured: (algo, storage) -> {N: (seconds per env step, seconds per update round)}.
-OFFPOLICY_COST: dict[tuple[str, str], dict[int, tuple[float, float]]] = {
-    ('maddpg', 'reference'): {3: (0.001318, 0.05725), 12: (0.006146, 0.4418)},
-    ('maddpg', 'contiguous'): {3: (0.001124, 0.03626), 12: (0.007121, 0.4116)},
-    ('masac', 'reference'): {3: (0.001094, 0.06772), 12: (0.006427, 0.6558)},
-    ('masac', 'contiguous'): {3: (0.001504, 0.07037), 12: (0.006536, 0.5736)},
-}
-# Paper 2, measured per SMAX map at the profiles' collection settings (8 episode copies per round, one update
-# per collected episode; step_cost.csv): acting + buffer seconds per env step, seconds per learner update, and
-# env steps per training episode (what turns env steps into updates), all between 5 000 and 20 000 env steps. A map
-# not measured is interpolated over agents x observation size (log-log) between the measured maps.
-QMIX_ENVS_MEASURED = 8
-QMIX_ACT_S: dict[str, float] = {'3m': 6.883e-05, '3s5z': 0.000417, '2s3z': 0.0002282}
-QMIX_UPDATE_S: dict[str, float] = {'3m': 0.0434, '3s5z': 0.1609, '2s3z': 0.1779}
-QMIX_EPISODE_LEN: dict[str, float] = {'3m': 13.3, '3s5z': 43.22, '2s3z': 29.52}
-# Relative update costs on 3m, measured (step_cost.csv, update_s): each QMIX-family variant against qmix (its
-# cost_factor in algos/variants.py), per-agent networks against shared, MAST against dense per-agent. A ratio below
-# 1 is taken as 1 (no discount: the machine they were measured on is shared, and a late job is lost work).
-QMIX_ALGO_FACTOR: dict[str, float] = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}
-PER_AGENT_FACTOR = 1.0
-SPARSE_FACTOR = 1.0                          # any sparse method as MAST (the dearest: dual buffer, TD(lambda))
+# Paper 2's per-map costs (effmarl.step_costs) were measured between 5 000 and 20 000 env steps; a map not measured
+# is interpolated over agents x observation size (log-log) between the measured maps. Any sparse method is priced
+# as MAST (the dearest: dual buffer, TD(lambda)).
 # Greedy evaluation on the jitted runner (measured 2026-12-03 on a dense 3m run): the first evaluation compiles
 # (14.9 s), then a greedy episode costs 1.2 ms on 3m (32 episodes 0.02-0.04 s, 128 episodes 0.11-0.20 s), scaled by
 # the map's episode limit. step_cost.csv's eval_step_s (seconds per evaluated env step with the compilation spread
@@ -85,17 +69,6 @@ def mpe_obs_dim(n_agents: int, num_obstacles: int = 2) -> int:
     """Largest observation of mpe2 simple_tag (a predator's): own velocity and position, obstacles, every
     other agent's position and every prey's velocity."""
     return 4 + 2 * num_obstacles + 2 * (n_agents - 1) + 2 * (n_agents // 3)
-
-
-def interpolate(points: dict[int, float], n: int) -> float:
-    """Log-log interpolation over measured agent counts; outside them the nearest segment's slope."""
-    xs = sorted(points)
-    if n in points or len(xs) == 1:
-        return points.get(n, points[xs[0]])
-    lo, hi = (xs[0], xs[1]) if n < xs[0] else (xs[-2], xs[-1]) if n > xs[-1] else \
-        max((a, b) for a, b in zip(xs, xs[1:], strict=False) if a < n)
-    slope = math.log(points[hi] / points[lo]) / math.log(hi / lo)
-    return points[lo] * (n / lo) ** slope
 
 
 # ---- memory -------------------------------------------------------------------------------------------------
@@ -118,42 +91,40 @@ def episode_bytes(env_map: str) -> int:
     return steps * (n * obs * 4 + state * 4 + n * actions + n * 8) + limit * (4 + 1 + 1)
 
 
-def dual_buffer_on(cfg: dict) -> bool:
-    enabled = cfg.get("mast", {}).get("dual_buffer", {}).get("enabled")
-    return enabled if enabled is not None else cfg.get("sparse", {}).get("method") == "mast"
-
-
 def qmix_replay_bytes(cfg: dict) -> float:
     q = cfg.get("qmix", {})
     capacity = q.get("buffer_size", 5000)
-    if dual_buffer_on(cfg):
+    if mast_components(cfg)["dual_buffer"]:
         capacity += capacity // cfg.get("mast", {}).get("dual_buffer", {}).get("size_ratio", 50)
     return capacity * episode_bytes(cfg["env"]["map"])
 
 
 def memory_mb(cfg: dict) -> int:
     backend = cfg["env"]["backend"]
+    base = BASE_MB["smax" if backend in ("smax", "smac") else "mpe"]
+    if backend == "mpe":
+        base = max(base, interpolate(step_costs.measured().mpe_peak_mb, cfg["env"]["n_agents"]))
     if cfg["algo"] in ("maddpg", "masac"):
         replay = offpolicy_replay_bytes(cfg)
     elif cfg["algo"] == "random":
         replay = 0.0
     else:
         replay = qmix_replay_bytes(cfg)
-    estimate = (BASE_MB["smax" if backend in ("smax", "smac") else "mpe"] + replay / MIB) * HEADROOM
+    estimate = (base + replay / MIB) * HEADROOM
     return max(MIN_MEM_MB, int(math.ceil(estimate / 100) * 100))
 
 
 # ---- runtime ------------------------------------------------------------------------------------------------
 
 def offpolicy_seconds(cfg: dict) -> float:
+    """Paper 1: env steps x the cost of a step + update rounds x the cost of a round at the run's batch
+    (step_costs.offpolicy_costs); a random-policy run: its steps, priced as step_costs.RANDOM_AS's."""
     env, off = cfg["env"], cfg.get("offpolicy", {})
     steps = cfg["budget"]["episodes"] * env.get("max_cycles", 25)
     if cfg["algo"] == "random":
-        table = OFFPOLICY_COST[("maddpg", "contiguous")]
-        return steps * interpolate({k: v[0] for k, v in table.items()}, env["n_agents"])
-    table = OFFPOLICY_COST[(cfg["algo"], cfg.get("replay", {}).get("storage", "reference"))]
-    step_s = interpolate({k: v[0] for k, v in table.items()}, env["n_agents"])
-    round_s = interpolate({k: v[1] for k, v in table.items()}, env["n_agents"])
+        return steps * step_costs.offpolicy_costs(*step_costs.RANDOM_AS, env["n_agents"])[0]
+    step_s, round_s = step_costs.offpolicy_costs(cfg["algo"], cfg.get("replay", {}).get("storage", "reference"),
+                                                 env["n_agents"], off.get("batch_size", step_costs.ROUND_BATCH))
     warmup = max(off.get("warmup", 25_600), off.get("batch_size", 1024))
     rounds = max(0, steps - warmup) // off.get("update_every", 100)
     return steps * step_s + rounds * round_s
@@ -172,22 +143,22 @@ def qmix_updates(cfg: dict) -> float:
     """Learner updates of a qmix-family run: one collection round of num_envs episodes per num_envs x episode
     length env steps, updates_per_round updates after each."""
     q, steps = cfg.get("qmix", {}), cfg["budget"]["env_steps"]
-    rounds = steps / (q.get("num_envs", 1) * per_map(QMIX_EPISODE_LEN, cfg["env"]["map"]))
+    rounds = steps / (q.get("num_envs", 1) * per_map(step_costs.measured().episode_len, cfg["env"]["map"]))
     return rounds * q.get("updates_per_round", 1)
 
 
 def qmix_seconds(cfg: dict) -> float:
     env_map, q, steps = cfg["env"]["map"], cfg.get("qmix", {}), cfg["budget"]["env_steps"]
-    factors = {name: v.cost_factor for name, v in QMIX_VARIANTS.items()}  # read live: a new variant has its own
-    factor = factors.get(cfg["algo"], max(factors.values()))
+    costs = step_costs.measured()
+    factor = step_costs.qmix_factor(cfg["algo"], costs)
     if not q.get("shared_params", True):
-        factor *= PER_AGENT_FACTOR
+        factor *= costs.per_agent_factor
     if cfg.get("sparse", {}).get("method", "dense") != "dense":
-        factor *= SPARSE_FACTOR
+        factor *= costs.sparse_factor
     # acting was measured with 8 copies per round; fewer copies share the per-call cost among fewer steps, so
     # 8 / num_envs x the measured cost bounds it (more copies: no discount taken)
-    acting = steps * per_map(QMIX_ACT_S, env_map) * max(1.0, QMIX_ENVS_MEASURED / q.get("num_envs", 1))
-    learning = qmix_updates(cfg) * per_map(QMIX_UPDATE_S, env_map) * factor
+    acting = steps * per_map(costs.act_s, env_map) * max(1.0, step_costs.QMIX_ENVS_MEASURED / q.get("num_envs", 1))
+    learning = qmix_updates(cfg) * per_map(costs.update_s, env_map) * factor
     return acting + learning + (QMIX_EVAL_COMPILE_S + qmix_eval_seconds(cfg) if q.get("eval_episodes", 32) else 0.0)
 
 

@@ -255,7 +255,7 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     return runs
 
 
-from effmarl.algos.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # noqa: E402 - the qmix family, read live
+from effmarl.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # noqa: E402 - the qmix family, read live
 
 
 def seed_groups(cfgs: list[dict]) -> list[list[int]]:

@@ -18,11 +18,11 @@ import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
-from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError, cross_checks
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
 from effmarl.studies import seed_groups
+from effmarl.variants import QMIX_VARIANTS
 
 
 def train(cfg: dict, out_dir: str) -> RunDir:

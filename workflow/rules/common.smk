@@ -3,7 +3,7 @@ import os
 import re
 import shlex
 
-from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl.variants import QMIX_VARIANTS
 from effmarl.outputs import profile_outputs
 from effmarl.studies import process_groups, selection_studies
 from effmarl.resources import for_process, for_run
@@ -27,7 +27,7 @@ PROCESS_GROUPS = process_groups(config, RUNS)
 
 
 # The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
-QMIX_FAMILY = QMIX_VARIANTS  # the QMIX family's variants (src/effmarl/algos/variants.py), read live
+QMIX_FAMILY = QMIX_VARIANTS  # the QMIX family's variants (src/effmarl/variants.py), read live
 DENSE_METHODS = ("dense", "tiny")  # no topology, so no masks.pt
 
 

@@ -14,11 +14,11 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   3m, scaled by the map's episode limit). Several runs
   in one process (runs_per_process) pay the start-up once: seeds train in lockstep, and on a CPU S seeds cost S x one
   seed's learner (benchmarks/results/qmix_lockstep_cpu.md, qmix_lockstep_fold.md), so only the start-up is shared.
-- **MPE (paper 1)**: 5 s of start-up (a smoke run's 3-episode jobs: 4.8-5.5 CPU-s) plus env steps x the cost of one
-  step and update rounds x the cost of one round, MADDPG on the reference storage at N = 3, 12, 24, 48 (docs/costs.md,
-  "Paper 1 at N = 3 to 48", measured 2026-12-01, log-log interpolated between them); MASAC and the contiguous
-  storage by their measured ratio to it (resources.OFFPOLICY_COST, N = 3 and 12), a round by its batch / 1024; the
-  random policy as a step of MADDPG's (acting included: an upper bound).
+- **MPE (paper 1)**: 5 s of start-up (a smoke run's 3-episode jobs: 4.8-5.5 CPU-s) plus the resources model's run
+  (`resources.offpolicy_seconds`): env steps x the cost of one step and update rounds x the cost of one round, from
+  the measured table (`effmarl.step_costs`: MADDPG on the reference storage at N = 3, 12, 24, 48, MASAC and the
+  contiguous storage by their measured ratio to it at N = 3 and 12, a round by its batch / 1024; the random policy
+  as a step of MADDPG's on the contiguous storage).
 - **Fixed jobs** at the default profile's options: the cachegrind counters 660 s on 2 cores (configs/default.yaml:
   "~11 min on 2 cores"; the published run's 1 596 s shared its cores with a training job), `bench qmix` 193 s
   (measured 2026-12-03, one thread, quiet), and the sampling benchmark and `bench paper1` as the published run took
@@ -49,8 +49,6 @@ PUBLISHED_QMIX = {"mast_dense": "dense", "mast_sweep": "mast", "mast_table1": "b
 PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs/paper2-study.md)
 PUBLISHED_QMIX_EVALS = (314, 32)      # their evaluations x episodes (every 800 steps, 32 episodes)
 MPE_START_S = 5.0
-# MADDPG, reference storage, one core: N -> (seconds per env step, seconds per update round of batch 1024)
-PAPER1_COST = {3: (0.0014, 0.13), 12: (0.0071, 0.77), 24: (0.024, 3.1), 48: (0.096, 15.7)}
 # fixed jobs: rule -> (seconds, cores, source); None = read from the published costs.csv under that kind
 FIXED = {"paper1_counters": (660.0, 2, "configs/default.yaml: ~11 min on 2 cores (published, contended: 1 596 s)"),
          "bench_qmix": (193.0, 1, "measured 2026-12-03: effmarl bench qmix at the default options, 1 thread"),
@@ -74,28 +72,11 @@ class Job:
 
 # ---- per-run costs ------------------------------------------------------------------------------------------------
 
-def _loglog(points: dict[int, float], n: int) -> float:
-    from effmarl.resources import interpolate
-
-    return interpolate(points, n)
-
-
 def mpe_seconds(cfg: dict) -> float:
     """An MPE run's CPU seconds: start-up + env steps x step cost + update rounds x round cost (module doc)."""
-    from effmarl.resources import OFFPOLICY_COST
+    from effmarl import resources
 
-    env, off = cfg["env"], cfg.get("offpolicy", {})
-    n, steps = env["n_agents"], cfg["budget"]["episodes"] * env.get("max_cycles", 25)
-    step_s = _loglog({k: v[0] for k, v in PAPER1_COST.items()}, n)
-    if cfg["algo"] == "random":
-        return MPE_START_S + steps * step_s
-    round_s = _loglog({k: v[1] for k, v in PAPER1_COST.items()}, n)
-    ref, mine = OFFPOLICY_COST[("maddpg", "reference")], OFFPOLICY_COST[(cfg["algo"], cfg["replay"]["storage"])]
-    step_s *= _loglog({k: mine[k][0] / ref[k][0] for k in ref}, n)
-    round_s *= _loglog({k: mine[k][1] / ref[k][1] for k in ref}, n) * off.get("batch_size", 1024) / 1024
-    warmup = max(off.get("warmup", 25_600), off.get("batch_size", 1024))
-    rounds = max(0, steps - warmup) // off.get("update_every", 100)
-    return MPE_START_S + steps * step_s + rounds * round_s
+    return MPE_START_S + resources.offpolicy_seconds(cfg)
 
 
 def _qmix_work(cfg: dict) -> float:
@@ -153,7 +134,7 @@ def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
 
 
 def run_seconds(cfg: dict, per_step: dict[str, float]) -> float:
-    from effmarl.algos.variants import QMIX_VARIANTS
+    from effmarl.variants import QMIX_VARIANTS
 
     if cfg["algo"] in QMIX_VARIANTS:
         return qmix_seconds(cfg, per_step)

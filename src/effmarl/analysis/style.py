@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.analysis.metrics import METHOD_ORDER, curves, seeds_text
+from effmarl.variants import QMIX_VARIANTS
 
 # One colour per sampler and per phase, the same in every figure (tab10).
 _TAB10 = plt.get_cmap("tab10").colors
@@ -23,7 +23,7 @@ PHASE_COLORS = {phase: _TAB10[i] for i, phase in enumerate(
 
 
 # Display names of the paper-2 algorithms and sparse-training methods (their table order is metrics.METHOD_ORDER).
-ALGO_NAMES = {name: v.display for name, v in QMIX_VARIANTS.items()}  # algos/variants.py
+ALGO_NAMES = {name: v.display for name, v in QMIX_VARIANTS.items()}  # effmarl/variants.py
 METHOD_NAMES = {"dense": "Dense", "tiny": "Tiny", "static": "SS", "set": "SET", "rigl": "RigL", "rlx2": "RLx2",
                 "mast": "MAST"}
 

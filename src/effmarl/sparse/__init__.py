@@ -1,11 +1,11 @@
 """MAST's sparse-training machinery: masks over any module's weights, Erdős–Rényi densities, topology evolution
-(static, SET, RigL/RLx2/MAST), stacked per-agent layers, FLOPs/size accounting, the Tiny baseline's width, and
-sparse inference forms. Design notes: docs/mast.md."""
+(static, SET, RigL/RLx2/MAST), FLOPs/size accounting, the Tiny baseline's width (mast.py), and sparse inference
+forms. The per-agent layers they mask are the networks' own (nets.rnn_agent.StackedLinear). Design notes:
+docs/mast.md."""
 
 from effmarl.sparse.density import kept_counts, layer_densities
 from effmarl.sparse.evolution import GROWTH, SparseTraining, TopologySchedule, cosine_zeta
-from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 from effmarl.sparse.masks import SparseTopology, sparsifiable_weights
 
-__all__ = ["GROWTH", "AgentGRUCell", "AgentLinear", "SparseTopology", "SparseTraining", "TopologySchedule",
-           "cosine_zeta", "kept_counts", "layer_densities", "sparsifiable_weights"]
+__all__ = ["GROWTH", "SparseTopology", "SparseTraining", "TopologySchedule", "cosine_zeta", "kept_counts",
+           "layer_densities", "sparsifiable_weights"]

@@ -6,8 +6,8 @@ Per layer, with density d = 1 − S taken from the layer's own mask (dense when 
   (the GRU is counted as one [3h, h + I] matrix; with different densities of weight_ih and weight_hh, d is the
   density of that concatenated matrix, i.e. (nnz_ih + nnz_hh)/(3h(h + I)), which gives the formula exactly)
 - nets.rnn_agent.GRUCell (a GRU written out from two linear maps ih and hh) is counted as one GRU;
-- a stacked per-agent layer (AgentLinear, StackedLinear, AgentGRUCell) counts every agent's copy with that copy's
-  own mask;
+- a stacked per-agent layer (nets.rnn_agent.StackedLinear, and a GRUCell built from two) counts every agent's
+  copy with that copy's own mask;
   `copies` multiplies a whole network evaluated several times (a parameter-shared agent network run by n agents).
 Only weight matrices count (biases, activations, gates and the mixer's bmm are outside the paper's formulas).
 Backward = 2 × forward. Inference = the agent networks' forward only. Per training iteration with batch B
@@ -23,11 +23,10 @@ from dataclasses import asdict, dataclass
 
 from torch import nn
 
-from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.nets.rnn_agent import GRUCell as ComposedGRUCell
 from effmarl.nets.rnn_agent import StackedLinear
-from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 from effmarl.sparse.masks import ModuleLike, SparseTopology, named_modules
+from effmarl.variants import QMIX_VARIANTS
 
 
 @dataclass
@@ -62,7 +61,7 @@ def _nnz(topology: SparseTopology | None, name: str, param: nn.Parameter) -> int
 
 
 def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, copies: int = 1) -> list[LayerCount]:
-    """One LayerCount per Linear / GRUCell / single-layer GRU / AgentLinear / AgentGRUCell in modules.
+    """One LayerCount per Linear / StackedLinear / GRUCell (torch's or nets.rnn_agent's) / single-layer GRU in modules.
 
     Parameter names follow SparseTopology's convention, so the topology's masks are found for each layer.
     """
@@ -80,13 +79,13 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
             dense = stacked * copies * gru_forward_flops(mod.ih.in_features, mod.hidden_size)
             rows.append(LayerCount(mname, "gru", mod.ih.in_features, mod.hidden_size, stacked * copies,
                                    nnz * copies, numel * copies, dense * nnz / numel, dense))
-        elif isinstance(mod, nn.Linear | AgentLinear | StackedLinear):
+        elif isinstance(mod, nn.Linear | StackedLinear):
             stacked = getattr(mod, "n_agents", 1)
             nnz, numel = _nnz(topology, prefix + "weight", mod.weight), mod.weight.numel()
             dense = stacked * copies * linear_forward_flops(mod.in_features, mod.out_features)
             rows.append(LayerCount(mname, "linear", mod.in_features, mod.out_features, stacked * copies,
                                    nnz * copies, numel * copies, dense * nnz / numel, dense))
-        elif isinstance(mod, nn.GRUCell | nn.GRU | AgentGRUCell):
+        elif isinstance(mod, nn.GRUCell | nn.GRU):
             if isinstance(mod, nn.GRU):
                 if mod.num_layers != 1 or mod.bidirectional:
                     raise NotImplementedError(f"{mname}: only single-layer unidirectional nn.GRU is counted")
@@ -94,11 +93,10 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
             else:
                 names = [prefix + "weight_ih", prefix + "weight_hh"]
             params = [getattr(mod, n.rsplit(".", 1)[-1]) for n in names]
-            stacked = mod.n_agents if isinstance(mod, AgentGRUCell) else 1
             nnz = sum(_nnz(topology, n, p) for n, p in zip(names, params, strict=True))
             numel = sum(p.numel() for p in params)
-            dense = stacked * copies * gru_forward_flops(mod.input_size, mod.hidden_size)
-            rows.append(LayerCount(mname, "gru", mod.input_size, mod.hidden_size, stacked * copies,
+            dense = copies * gru_forward_flops(mod.input_size, mod.hidden_size)
+            rows.append(LayerCount(mname, "gru", mod.input_size, mod.hidden_size, copies,
                                    nnz * copies, numel * copies, dense * nnz / numel, dense))
         elif isinstance(mod, nn.RNNBase | nn.RNNCellBase):
             raise NotImplementedError(f"{mname}: {type(mod).__name__} has no FLOPs formula here")
@@ -119,7 +117,7 @@ def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: i
 
 def training_flops(algo: str, batch: int, f_agent: float, f_mix: float, *, f_unrestricted_agent: float = 0.0,
                    f_unrestricted_mix: float = 0.0, n_agents: int | None = None, n_actions: int | None = None) -> float:
-    """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in algos/variants.py);
+    """FLOPs of one training iteration (the paper's formulas, each variant's `train_flops` in effmarl/variants.py);
     the F's are forward FLOPs per sample. `algo`: a QMIX-family variant or one of the paper's names for one."""
     v = QMIX_VARIANTS.get(algo) or next((v for v in QMIX_VARIANTS.values() if algo in v.aliases), None)
     if v is None:
@@ -136,7 +134,7 @@ def summary(algo: str, batch: int, agent: ModuleLike, mixer: ModuleLike, topolog
     agent/mixer (and OW-QMIX's unrestricted networks) must be named as in the topology: pass the same mapping
     keys, e.g. agent={"agent": agent_net}, mixer={"mixer": mixer_net} for a topology over both.
     agent_copies: evaluations of the agent network per sample (n_agents for a parameter-shared network, 1 for
-    AgentLinear/AgentGRUCell networks, which already hold every agent).
+    per-agent (StackedLinear) networks, which already hold every agent).
     """
     parts = {"agent": count(agent, topology, agent_copies), "mixer": count(mixer, topology)}
     parts["unrestricted_agent"] = count(unrestricted_agent, topology, agent_copies) if unrestricted_agent else None

@@ -29,7 +29,6 @@ from torch import nn
 from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse.allocation import split_by_agent
 from effmarl.sparse.density import kept_counts, layer_densities
-from effmarl.sparse.layers import AgentGRUCell, AgentLinear
 
 ModuleLike = nn.Module | Mapping[str, nn.Module]
 
@@ -51,14 +50,15 @@ def named_modules(modules: ModuleLike) -> Iterable[tuple[str, nn.Module]]:
 
 
 def sparsifiable_weights(modules: ModuleLike) -> list[str]:
-    """Names of the weights MAST sparsifies: Linear / AgentLinear / StackedLinear weights and the input-hidden and
-    hidden-hidden weights of recurrent cells and layers (GRUCell, GRU, AgentGRUCell, ...). Biases are left dense."""
+    """Names of the weights MAST sparsifies: Linear / StackedLinear weights (so the ih / hh maps of
+    nets.rnn_agent.GRUCell too) and the input-hidden and hidden-hidden weights of torch's recurrent cells and layers
+    (GRUCell, GRU, ...). Biases are left dense."""
     names = []
     for mname, mod in named_modules(modules):
         prefix = f"{mname}." if mname else ""
-        if isinstance(mod, nn.Linear | AgentLinear | StackedLinear):
+        if isinstance(mod, nn.Linear | StackedLinear):
             names.append(prefix + "weight")
-        elif isinstance(mod, nn.RNNCellBase | AgentGRUCell):
+        elif isinstance(mod, nn.RNNCellBase):
             names += [prefix + "weight_ih", prefix + "weight_hh"]
         elif isinstance(mod, nn.RNNBase):
             names += [prefix + n for n, _ in mod.named_parameters(recurse=False) if n.startswith("weight_")]

@@ -1,7 +1,5 @@
-"""MAST's configuration: which of its parts a run switches on, and the Tiny baseline's width.
-
-`mast_components(cfg)` reads the run config's sparse / mellowmax / mast / rlx2 sections: each part follows
-sparse.method unless its `enabled` says otherwise (null = follow the method).
+"""The weights MAST sparsifies, and the Tiny baseline's width. (Which of MAST's parts a run switches on is
+effmarl/components.py's `mast_components`, torch-free so that the config checks, resources and analysis read it too.)
 
 `tiny_width_for(build, target)`: Tiny is a dense network with as many weights as the sparse model keeps. Its width
 is found by counting the sparsifiable weights of the *real* modules built at each candidate width (on the meta
@@ -16,20 +14,6 @@ import torch
 from torch import nn
 
 from effmarl.sparse.masks import named_parameters, sparsifiable_weights
-
-
-def mast_components(cfg: dict) -> dict[str, bool]:
-    """Which MAST / RLx2 parts are on: `enabled: null` follows sparse.method, true/false switches a part alone."""
-    method = cfg["sparse"]["method"]
-
-    def on(section: dict, default: bool) -> bool:
-        return default if section["enabled"] is None else bool(section["enabled"])
-
-    return {"mellowmax": on(cfg["mellowmax"], method == "mast"),
-            "td_lambda": on(cfg["mast"]["td_lambda"], method == "mast"),
-            "dual_buffer": on(cfg["mast"]["dual_buffer"], method == "mast"),
-            "multi_step": on(cfg["rlx2"]["multi_step"], method == "rlx2"),
-            "dynamic_buffer": on(cfg["rlx2"]["dynamic_buffer"], method == "rlx2")}
 
 
 def sparsifiable_count(modules: dict[str, nn.Module]) -> int:

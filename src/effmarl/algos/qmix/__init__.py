@@ -1,5 +1,5 @@
 """Value-based MARL on SMAC-like maps: QMIX, OW-QMIX (WQMIX) and RES-QMIX with PyMARL's defaults, and MAST's
-dynamic sparse training of all three (paper 2). The variants are one table, algos/variants.py (networks, target
+dynamic sparse training of all three (paper 2). The variants are one table, effmarl/variants.py (networks, target
 operator, loss terms, FLOPs, cost, display name), which the modules below read. Split the way EPyMARL splits it;
 each module one job:
 
@@ -17,7 +17,7 @@ each module one job:
   run.py        the training loop, top to bottom, for one seed or S seeds in lockstep; checkpoints and resume
 
 MAST's switches (sparse topology, Soft Mellowmax, hybrid TD(λ), dual buffer; RLx2's multi-step targets and dynamic
-buffer) are read from the run config by sparse/mast.py; docs/mast.md describes them.
+buffer) are read from the run config by effmarl/components.py; docs/mast.md describes them.
 """
 
 from effmarl.algos.qmix.accounting import accounting
@@ -27,8 +27,7 @@ from effmarl.algos.qmix.networks import build_networks, tiny_hyper
 from effmarl.algos.qmix.run import SeedRun, check_lockstep, preflight, run, run_lockstep
 from effmarl.algos.qmix.runner import select_actions
 from effmarl.algos.qmix.settings import check_config, effective_schedule, target_kind
-from effmarl.sparse.mast import mast_components
 
 __all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "check_lockstep",
-           "effective_schedule", "mast_components", "preflight", "run", "run_lockstep", "select_actions", "target_kind",
+           "effective_schedule", "preflight", "run", "run_lockstep", "select_actions", "target_kind",
            "tiny_hyper"]

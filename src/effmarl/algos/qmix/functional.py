@@ -25,7 +25,7 @@ import jax
 import jax.numpy as jnp
 from torch import nn
 
-from effmarl.algos.variants import variant
+from effmarl.variants import variant
 
 NEG = -1e9  # operators.py's stand-in for -inf on unavailable actions
 

@@ -21,11 +21,11 @@ from torch import nn
 
 from effmarl.algos.qmix.networks import build_networks
 from effmarl.algos.qmix.operators import choose_operator, greedy_actions
-from effmarl.algos.variants import variant
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.replay import episode
 from effmarl.sparse import SparseTraining
 from effmarl.targets.returns import discounted_returns, targets
+from effmarl.variants import variant
 
 
 class Learner(nn.Module):
@@ -43,7 +43,7 @@ class Learner(nn.Module):
                  initial_masks: dict[str, torch.Tensor] | None = None, agent_shares: list[float] | None = None):
         super().__init__()
         self.algo, self.q, self.n_agents, self.n_actions, self.mellowmax = algo, q, n_agents, n_actions, mellowmax
-        self.variant = variant(algo)  # its table entry (algos/variants.py): networks, operator, loss terms
+        self.variant = variant(algo)  # its table entry (effmarl/variants.py): networks, operator, loss terms
         self.operator = choose_operator(algo, mellowmax)
         for name, module in build_networks(algo, q, n_agents, obs_dim, n_actions, state_dim).items():
             self.add_module(name, module)

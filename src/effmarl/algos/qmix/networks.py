@@ -10,15 +10,15 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from effmarl.algos.variants import variant
 from effmarl.nets.mixers import CentralFFMixer, QMixer
 from effmarl.nets.rnn_agent import RNNAgent, input_dim, linear_factory
 from effmarl.sparse.mast import sparsifiable_count, tiny_width_for
+from effmarl.variants import variant
 
 
 def build_networks(algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int,
                    state_dim: int) -> dict[str, nn.Module]:
-    """The networks of `algo`'s table entry (algos/variants.py: {"agent", "mixer"}, + "central_agent",
+    """The networks of `algo`'s table entry (effmarl/variants.py: {"agent", "mixer"}, + "central_agent",
     "central_mixer" for ow_qmix), built in its order with the widths of `q`."""
     linear = linear_factory(n_agents, q["shared_params"])
     in_dim = input_dim(obs_dim, n_actions, n_agents)

@@ -16,7 +16,7 @@ learner's target networks mix. `choose_operator` picks one per run, once:
               the Boltzmann softmax operator (inverse temperature mellowmax.beta) or a plain max.
 
 Adding a target variant means adding one function here and naming it in the variant's table entry
-(algos/variants.py).
+(effmarl/variants.py).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from collections.abc import Callable
 
 import torch
 
-from effmarl.algos.variants import variant
 from effmarl.targets.mellowmax import masked_max, mellowmax, soft_mellowmax, softmax_operator
+from effmarl.variants import variant
 
 NEG = -1e9  # stands for -inf on unavailable actions (finite, so that masked products stay finite)
 

@@ -39,6 +39,7 @@ from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
 from effmarl.algos.qmix.settings import check_config, effective_schedule, epsilon, target_kind
 from effmarl.algos.qmix.tickets import install_weights, load_ticket
+from effmarl.components import mast_components
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
@@ -48,7 +49,6 @@ from effmarl.replay.episode import EpisodeBuffer
 from effmarl.runs import RunDir
 from effmarl.schedules import REFERENCE_ENV_STEPS
 from effmarl.sparse.allocation import agent_shares
-from effmarl.sparse.mast import mast_components
 
 STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
          "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")

@@ -4,9 +4,9 @@ which return each update uses."""
 from __future__ import annotations
 
 from effmarl.algos.qmix.tickets import ticket_problems
+from effmarl.components import mast_components
 from effmarl.config import ConfigError
 from effmarl.schedules import scaled_delta_m, schedule_scale
-from effmarl.sparse.mast import mast_components
 
 
 def check_config(cfg: dict) -> None:

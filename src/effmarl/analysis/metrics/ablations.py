@@ -23,18 +23,20 @@ from effmarl.analysis.metrics.mast import (
     versus_dense,
 )
 from effmarl.analysis.metrics.runs import RUN_ID
+from effmarl.components import part_on, switch_field
 from effmarl.schedules import LAST_K, REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 
-# MAST's three value-learning components (paper 2, section 4) and the config field that switches each one alone
-# (effmarl.sparse.mast.mast_components: `enabled: null` = on exactly for sparse.method mast).
-COMPONENTS = {"soft_mellowmax": "cfg.mellowmax.enabled", "td_lambda": "cfg.mast.td_lambda.enabled",
-              "dual_buffer": "cfg.mast.dual_buffer.enabled"}
+# MAST's three value-learning components (paper 2, section 4), each with its part in effmarl.components (whose rule
+# says when it is on: `enabled: null` = on exactly for sparse.method mast) and the config column that switches it.
+COMPONENT_PARTS = {"soft_mellowmax": "mellowmax", "td_lambda": "td_lambda", "dual_buffer": "dual_buffer"}
+COMPONENTS = {name: f"cfg.{switch_field(part)}" for name, part in COMPONENT_PARTS.items()}
 COMPONENTS_RATIO_COLUMNS = ["ratio", "ratio_lo", "ratio_hi", "p_improvement"]
 
 
-def _switch(value, default: bool) -> bool:
+def _switch(value) -> bool | None:
+    """A switch column's cell as the config held it: None (unset; an empty cell) or a boolean."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
-        return default
+        return None
     return str(value).lower() in ("true", "1", "1.0")
 
 
@@ -47,7 +49,7 @@ def removed_components(frame: pd.DataFrame) -> pd.Series:
     for name, column in COMPONENTS.items():
         values = frame[column] if column in frame else pd.Series(None, index=frame.index, dtype=object)
         for i, (v, m) in enumerate(zip(values, method, strict=True)):
-            if not _switch(v, m == "mast"):
+            if not part_on(COMPONENT_PARTS[name], _switch(v), m):
                 off.iloc[i] = [*off.iloc[i], name]
     return off.map(lambda names: "+".join(names) or "none")
 

@@ -1,5 +1,5 @@
 """The QMIX family's variants, one table: everything else (schema enum, training module and cross-field checks,
-networks, target operator, extra loss terms, FLOPs, cost model, display name, the workflow's and the analysis's
+networks, target operator, extra loss terms, FLOPs, display name, the workflow's and the analysis's
 lists) reads it.
 
 Adding a variant is one `Variant` entry in `QMIX_VARIANTS` plus its own functions (a target operator in
@@ -50,7 +50,6 @@ class Variant:
                  the discounted return, qmix.res_lambda)
     train_flops: the paper's FLOPs of one training iteration (sparse/flops.py) from the forward FLOPs per sample
                  of its networks (agent, mixer and, for central variants, the unrestricted ones)
-    cost_factor: its learner update's cost relative to qmix's (resources.py's runtime model)
     display:     its name in figures and tables
     aliases:     other names of it that training_flops accepts (the paper's)
     """
@@ -60,7 +59,6 @@ class Variant:
     operator: str
     losses: tuple[str, ...]
     train_flops: Callable[..., float]
-    cost_factor: float
     aliases: tuple[str, ...] = ()
     module: str = "effmarl.algos.qmix"                    # exposes run(cfg, rundir) and run_lockstep
     checks: str = "effmarl.algos.qmix:check_config"       # its cross-field checks (config.py)
@@ -70,16 +68,16 @@ class Variant:
         return "central_mixer" in self.networks
 
 
-# Relative update costs (cost_factor) on 3m, measured (step_cost.csv, update_s): ow_qmix and res_qmix against qmix.
-# A ratio below 1 is taken as 1 (no discount: the machine they were measured on is shared, and a late job is lost
-# work).
+# A variant's cost (its learner update against the base variant's) is measured, not declared: effmarl/step_costs.py
+# reads it from benchmarks/results/step_cost.csv (a variant not yet measured is priced as the dearest one).
 QMIX_VARIANTS: dict[str, Variant] = {v.name: v for v in (
-    Variant("qmix", "QMIX", QMIX_NETWORKS, "double_q_max", (), qmix_flops, 1.0),
-    Variant("ow_qmix", "OW-QMIX", CENTRAL_NETWORKS, "ow_central", ("ow_weighting",), ow_qmix_flops, 2.495,
+    Variant("qmix", "QMIX", QMIX_NETWORKS, "double_q_max", (), qmix_flops),
+    Variant("ow_qmix", "OW-QMIX", CENTRAL_NETWORKS, "ow_central", ("ow_weighting",), ow_qmix_flops,
             aliases=("owqmix", "wqmix")),
-    Variant("res_qmix", "RES-QMIX", QMIX_NETWORKS, "res_softmax", ("res_regulariser",), res_qmix_flops, 1.592,
+    Variant("res_qmix", "RES-QMIX", QMIX_NETWORKS, "res_softmax", ("res_regulariser",), res_qmix_flops,
             aliases=("res",)),
 )}
+BASE_VARIANT = "qmix"  # the family's reference: plain QMIX (other variants' costs are measured against it)
 
 
 def variant(algo: str) -> Variant:
