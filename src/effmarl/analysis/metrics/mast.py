@@ -4,8 +4,10 @@ learning-curve figure shows (the ablations: metrics.ablations).
 
 The statistic (paper 2, Table 1): per run, the mean test win rate of its last K evaluations (K = 20 in the paper,
 i.e. its final 10 % of training; here min(K, available) within the run's final 10 %); across seeds, the
-interquartile mean (IQM) with a 95 % percentile-bootstrap interval
-(scipy.stats.bootstrap through `stats.bootstrap_ci`). Every aggregate carries `seeds`, the number of runs it rests on;
+interquartile mean (IQM; below 4 seeds the mean) with the 95 % Student-t interval of that trimmed mean
+(`stats.mean_interval(trim=IQM_TRIM)`, Yuen's standard error), and against dense the ratio IQM / dense IQM with
+Fieller's 95 % interval (`stats.ratio_interval`, Welch's degrees of freedom); both intervals' coverage at 3 and 5 seeds
+is checked by tests/test_stats_coverage.py. Every aggregate carries `seeds`, the number of runs it rests on;
 one seed has no interval (NaN). Curves: each run's evaluations on the exact grid `eval_step`, Savitzky-Golay smoothed
 per run (window 21, order 2, ≤ 1/3 of the series length), then mean and 95 % bootstrap band over seeds per x."""
 
@@ -15,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
-from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
+from effmarl.analysis.metrics.stats import (
+    IQM_TRIM,
+    bootstrap_ci,
+    iqm,
+    mean_interval,
+    probability_of_improvement,
+    ratio_interval,
+    savgol,
+)
 from effmarl.profile_checks import COMPARABLE_SETTINGS
 from effmarl.schedules import FINAL_FRACTION, LAST_K
 
@@ -94,13 +104,14 @@ def final_win_rate(metrics: pd.DataFrame, k: int = LAST_K, value: str = "test_wi
 
 
 def seed_stats(per_run_values: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
-    """Per group of `keys`: IQM with a 95 % bootstrap interval (NaN for one seed), mean, std (ddof 1; NaN for one
+    """Per group of `keys`: IQM with its 95 % t-interval (`iqm_lo`, `iqm_hi`: stats.mean_interval with trim =
+    IQM_TRIM; NaN for one seed), mean, std (ddof 1; NaN for one
     seed) and `seeds`, the number of runs in the group."""
     rows = []
     ident = run_columns(per_run_values)
     for values, group in per_run_values.groupby(keys, dropna=False, sort=True):
         v = group[value].dropna().to_numpy(dtype=float)
-        lo, hi = bootstrap_ci(v, statistic=iqm) if len(v) else (np.nan, np.nan)
+        lo, hi = mean_interval(v, trim=IQM_TRIM)
         rows.append({**_keyed(keys, values),
                      "iqm": float(iqm(v)) if len(v) else np.nan, "iqm_lo": float(lo), "iqm_hi": float(hi),
                      "mean": float(v.mean()) if len(v) else np.nan,
@@ -148,9 +159,10 @@ VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "p_improvement"]
 def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
                  value: str = "win_rate") -> pd.DataFrame:
     """Per group of `keys` of `per_run_values`, against the dense runs of its `cell` (the (algo, map) columns):
-    `normalised_lo` / `normalised_hi`, the 95 % stratified-bootstrap interval of IQM / dense IQM (stats.ratio_ci), and
+    `normalised_lo` / `normalised_hi`, Fieller's 95 % interval of IQM / dense IQM (stats.ratio_interval), and
     `p_improvement`, the probability that a run of the group beats a dense run (stats.probability_of_improvement;
-    0.5 = no difference). NaN where a side has too few runs (one seed has no interval)."""
+    0.5 = no difference). NaN where a side has too few runs (one seed has no interval) or where dense's IQM is not
+    clear of 0 (the ratio is unbounded)."""
     rows = []
     dense = {k if isinstance(k, tuple) else (k,): g[value].to_numpy(dtype=float)
              for k, g in dense_runs.groupby(cell, dropna=False)}
@@ -158,7 +170,7 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
         values = values if isinstance(values, tuple) else (values,)
         mine = group[value].to_numpy(dtype=float)
         ref = dense.get(tuple(values[keys.index(c)] for c in cell), np.array([]))
-        lo, hi = ratio_ci(mine, ref)
+        lo, hi = ratio_interval(mine, ref, trim=IQM_TRIM)
         rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
                      "p_improvement": probability_of_improvement(mine, ref)})
     return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])
