@@ -52,11 +52,30 @@ def seeds_text(seeds) -> str:
     return f"n = {text} seed" + ("" if values == [1] else "s")
 
 
-def interval_text(lo, hi, digits: int = 2) -> str:
-    """'[0.41, 0.62]', or 'no interval (1 seed)' where the bounds are NaN."""
+def interval_text(lo, hi, digits: int = 2, why: str = "1 seed") -> str:
+    """'[0.41, 0.62]', or 'no interval (<why>)' where the bounds are NaN."""
     if pd.isna(lo) or pd.isna(hi):
-        return "no interval (1 seed)"
+        return f"no interval ({why})"
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def versus_tolerance(point, lo, hi, tolerance: float = TOLERANCE) -> str:
+    """The verdict on a method / dense ratio against the bar 1 − tolerance (0.97), decided by its 95 % interval
+    [lo, hi] where that interval decides it: 'within 3 % by its whole interval' (lo ≥ 0.97), 'more than 3 % below by
+    its whole interval' (hi < 0.97); else the side of the point estimate, saying it rests on the point estimate
+    only ('... by the point estimate only (its interval straddles 0.97)', or '(no interval)'). The one place every
+    paper-2 '< 3 % below dense' verdict is worded (select_sparsity, table1_cells, the claims)."""
+    bar, pct = 1 - tolerance, f"{100 * tolerance:g} %"
+    if pd.isna(point):
+        return "no ratio (dense wins 0 %)"
+    if pd.notna(lo) and pd.notna(hi):
+        if lo >= bar - 1e-12:
+            return f"within {pct} by its whole interval"
+        if hi < bar - 1e-12:
+            return f"more than {pct} below by its whole interval"
+    side = f"within {pct}" if point >= bar - 1e-12 else f"more than {pct} below"
+    why = "no interval" if pd.isna(lo) or pd.isna(hi) else f"its interval straddles {bar:g}"
+    return f"{side} by the point estimate only ({why})"
 
 
 def _key(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -179,7 +198,9 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
 def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
                     tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
-    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False).
+    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False). `admissible`
+    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) says whether the 95 % interval
+    of MAST / dense decides it too, or the verdict rests on the point estimate alone.
 
     `dense`, `sweep`: metrics summaries, trained alike (require_comparable). One row per (algo, map, sparsity) with
     raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM
@@ -193,6 +214,8 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     dense_iqm = table["dense_iqm"]
     table["normalised"] = np.where(dense_iqm > 0, table["iqm"] / dense_iqm.where(dense_iqm > 0), np.nan)
     table["admissible"] = (table["iqm"] >= (1 - tolerance) * dense_iqm - 1e-12) & dense_iqm.notna()
+    table["verdict"] = [versus_tolerance(n, lo, hi, tolerance) for n, lo, hi in
+                        zip(table["normalised"], table["normalised_lo"], table["normalised_hi"], strict=True)]
     table["chosen"], table["rule"] = False, ""
     for _, group in table.groupby(["algo", "map"], sort=False):
         ok = group[group["admissible"]]
@@ -206,7 +229,7 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     table["note"] = np.where(table["dense_iqm"] == 0,
                              "dense win rate is 0: admissibility holds trivially, the comparison says nothing", "")
     table["last_k"] = int(k)
-    first = ["algo", "map", "sparsity", "chosen", "admissible", "normalised"]
+    first = ["algo", "map", "sparsity", "chosen", "admissible", "verdict", "normalised"]
     return table[first + [c for c in table.columns if c not in first]].sort_values(
         ["algo", "map", "sparsity"]).reset_index(drop=True)
 
@@ -304,8 +327,10 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
                  sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
     """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
     ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
-    IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
-    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity, by the selection; None without one) and
+    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
+    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
+    estimate; None without one) and
     `selected_sparsity` (the selection's chosen sparsity).
 
     The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
@@ -346,6 +371,9 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
     posm = table["dense_mean"] > 0
     table["normalised_mean"] = (table["mean"] / table["dense_mean"]).where(posm)
     table["normalised_std"] = (table["std"] / table["dense_mean"]).where(posm)
+    table["vs_dense"] = [versus_tolerance(n, lo, hi) if m != "dense" else "the reference" for m, n, lo, hi in
+                         zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
+                             strict=True)]
     table["train_flops_reduction"] = 1.0 / table["train_flops_ratio"]
     table["size_reduction"] = 1.0 / table["size_ratio"]
     table["order"] = table[METHOD].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
