@@ -80,6 +80,18 @@ def test_three_seeds_have_the_student_t_interval_of_their_mean_not_a_bootstrap_o
                                                                         (0.7 + 0.248414) / 0.8), abs=1e-6)
 
 
+def test_a_ratio_without_an_interval_says_why_instead_of_blaming_one_seed():
+    mine = pd.DataFrame({"cfg.study": "s", "run_id": ["r0", "r1", "r2"], "g": "a", "win_rate": [0.5, 0.5, 0.6]})
+    # dense 0.0, 0.0, 0.3: IQM 0.1 with standard error 0.1, so its t-interval reaches 0 and the ratio is unbounded
+    dense = pd.DataFrame({"cfg.study": "d", "run_id": ["d0", "d1", "d2"], "g": "a", "win_rate": [0.0, 0.0, 0.3]})
+    vs = metrics.mast.versus_dense(mine, dense, ["g"], ["g"]).iloc[0]
+    assert np.isnan(vs["normalised_lo"]) and vs["normalised_why"] == "dense's interval reaches 0"
+    one = metrics.mast.versus_dense(mine.iloc[:1], dense, ["g"], ["g"]).iloc[0]
+    assert one["normalised_why"] == "1 seed"
+    assert metrics.mast.versus_dense(mine, dense.iloc[:1], ["g"], ["g"]).iloc[0]["normalised_why"] == "1 dense seed"
+    assert metrics.mast.versus_dense(mine, mine, ["g"], ["g"]).iloc[0]["normalised_why"] == ""
+
+
 def test_final_win_rate_averages_the_last_k_evaluations_of_the_final_tenth_of_the_run():
     wins = list(np.linspace(0, 1, 25))  # evaluations at x = 0, 100, ..., 2400
     frame = pd.DataFrame(run_rows("s", 0, wins) + run_rows("s", 1, [0.2, 0.4, 0.9]))

@@ -172,7 +172,7 @@ def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate",
     return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
 
 
-VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "p_improvement"]
+VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "normalised_why", "p_improvement"]
 
 
 def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
@@ -181,7 +181,7 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
     `normalised_lo` / `normalised_hi`, Fieller's 95 % interval of IQM / dense IQM (stats.ratio_interval), and
     `p_improvement`, the probability that a run of the group beats a dense run (stats.probability_of_improvement;
     0.5 = no difference). NaN where a side has too few runs (one seed has no interval) or where dense's IQM is not
-    clear of 0 (the ratio is unbounded)."""
+    clear of 0 (the ratio is unbounded); `normalised_why` says which ('' where there is an interval)."""
     rows = []
     dense = {k if isinstance(k, tuple) else (k,): g[value].to_numpy(dtype=float)
              for k, g in dense_runs.groupby(cell, dropna=False)}
@@ -190,7 +190,10 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
         mine = group[value].to_numpy(dtype=float)
         ref = dense.get(tuple(values[keys.index(c)] for c in cell), np.array([]))
         lo, hi = ratio_interval(mine, ref, trim=IQM_TRIM)
-        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
+        n_mine, n_ref = (int(np.isfinite(v).sum()) for v in (mine, ref))
+        why = ("" if np.isfinite(lo) else "1 seed" if n_mine < 2 else "1 dense seed" if n_ref < 2 else
+               "dense wins 0 %" if iqm(ref[np.isfinite(ref)]) <= 0 else "dense's interval reaches 0")
+        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi, "normalised_why": why,
                      "p_improvement": probability_of_improvement(mine, ref)})
     return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])
 

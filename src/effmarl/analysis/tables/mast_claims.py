@@ -117,12 +117,19 @@ def _cells_list(cells: pd.DataFrame) -> str:
     return ", ".join(sorted({_cell_text(r) for _, r in cells.iterrows()}))
 
 
+def _why(reason) -> str:
+    """Why a ratio has no interval (mast.versus_dense's `normalised_why`)."""
+    return reason if isinstance(reason, str) and reason else "1 seed"
+
+
 def _ratio_text(cell) -> str:
     """'MAST / dense 0.963 [0.895, 1.040], P = 0.33' of a Table-1 cell row (method mast)."""
     if pd.isna(cell.get("normalised")):
         return "MAST / dense: no ratio (dense wins 0 %)"
     p = cell.get("p_improvement")
-    return (f"MAST / dense {cell['normalised']:.3f} {interval_text(cell['normalised_lo'], cell['normalised_hi'], 3)}"
+    why = _why(cell.get("normalised_why"))
+    return (f"MAST / dense {cell['normalised']:.3f} "
+            f"{interval_text(cell['normalised_lo'], cell['normalised_hi'], 3, why)}"
             + ("" if pd.isna(p) else f", P = {p:.2f}"))
 
 
@@ -330,8 +337,8 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
             ratio = r["iqm"] / ref if ref and ref > 0 else np.nan
             word = versus_tolerance(ratio, r["normalised_lo"], r["normalised_hi"])
             p = "" if pd.isna(r["p_improvement"]) else f", P = {r['p_improvement']:.2f}"
-            items.append(f"{r[SPARSITY]:g}: {ratio:.3f} {interval_text(r['normalised_lo'], r['normalised_hi'], 3)}"
-                         f"{p}, {word}")
+            gap = interval_text(r["normalised_lo"], r["normalised_hi"], 3, _why(r["normalised_why"]))
+            items.append(f"{r[SPARSITY]:g}: {ratio:.3f} {gap}{p}, {word}")
             if word == versus_tolerance(1.0, 1.0, 1.0):  # within 3 % by its whole interval
                 sure.append((algo, name, float(r[SPARSITY])))
         parts.append(f"{algo_name(algo)} {map_name(name)} — " + "; ".join(items))

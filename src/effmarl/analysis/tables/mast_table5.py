@@ -40,7 +40,7 @@ def _ratio(row) -> str:
         return "1.000 (the reference)" if pd.notna(row["normalised"]) else ""
     if pd.isna(row["normalised"]):
         return ""
-    why = "1 seed" if row["seeds"] < 2 else "dense's interval reaches 0 or dense has 1 seed"
+    why = row["normalised_why"] if isinstance(row["normalised_why"], str) and row["normalised_why"] else "1 seed"
     return f"{row['normalised']:.3f} {interval_text(row['normalised_lo'], row['normalised_hi'], 3, why)}"
 
 
