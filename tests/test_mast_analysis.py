@@ -68,6 +68,30 @@ def test_one_seed_has_no_interval_and_says_so():
     assert metrics.seeds_text([1]) == "n = 1 seed" and metrics.seeds_text([2, 3]) == "n = 2-3 seeds"
 
 
+def test_three_seeds_have_the_student_t_interval_of_their_mean_not_a_bootstrap_one_standard_deviation_wide():
+    # 0.6, 0.7, 0.8: IQM = mean = 0.7, s = 0.1, half-width t_{2, 0.975} · 0.1 / √3 = 4.302653 · 0.057735 = 0.248414
+    per_run = pd.DataFrame({"cfg.study": "s", "run_id": ["r0", "r1", "r2"], "g": "a", "win_rate": [0.6, 0.7, 0.8]})
+    stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
+    assert (stats["iqm_lo"], stats["iqm_hi"]) == pytest.approx((0.7 - 0.248414, 0.7 + 0.248414), abs=1e-6)
+    # against a dense of 0.8 on every seed, the ratio's interval is that interval over 0.8 (Fieller with v_b = 0)
+    dense = pd.DataFrame({"cfg.study": "d", "run_id": ["d0", "d1", "d2"], "g": "a", "win_rate": [0.8] * 3})
+    vs = metrics.mast.versus_dense(per_run, dense, ["g"], ["g"]).iloc[0]
+    assert (vs["normalised_lo"], vs["normalised_hi"]) == pytest.approx(((0.7 - 0.248414) / 0.8,
+                                                                        (0.7 + 0.248414) / 0.8), abs=1e-6)
+
+
+def test_a_ratio_without_an_interval_says_why_instead_of_blaming_one_seed():
+    mine = pd.DataFrame({"cfg.study": "s", "run_id": ["r0", "r1", "r2"], "g": "a", "win_rate": [0.5, 0.5, 0.6]})
+    # dense 0.0, 0.0, 0.3: IQM 0.1 with standard error 0.1, so its t-interval reaches 0 and the ratio is unbounded
+    dense = pd.DataFrame({"cfg.study": "d", "run_id": ["d0", "d1", "d2"], "g": "a", "win_rate": [0.0, 0.0, 0.3]})
+    vs = metrics.mast.versus_dense(mine, dense, ["g"], ["g"]).iloc[0]
+    assert np.isnan(vs["normalised_lo"]) and vs["normalised_why"] == "dense's interval reaches 0"
+    one = metrics.mast.versus_dense(mine.iloc[:1], dense, ["g"], ["g"]).iloc[0]
+    assert one["normalised_why"] == "1 seed"
+    assert metrics.mast.versus_dense(mine, dense.iloc[:1], ["g"], ["g"]).iloc[0]["normalised_why"] == "1 dense seed"
+    assert metrics.mast.versus_dense(mine, mine, ["g"], ["g"]).iloc[0]["normalised_why"] == ""
+
+
 def test_final_win_rate_averages_the_last_k_evaluations_of_the_final_tenth_of_the_run():
     wins = list(np.linspace(0, 1, 25))  # evaluations at x = 0, 100, ..., 2400
     frame = pd.DataFrame(run_rows("s", 0, wins) + run_rows("s", 1, [0.2, 0.4, 0.9]))
@@ -256,16 +280,6 @@ def test_probability_of_improvement_counts_pairs_and_half_ties():
     assert metrics.probability_of_improvement([3, 4], [1, 2]) == 1.0
     assert metrics.probability_of_improvement([0.5, 0.9, 0.1], [0.6]) == pytest.approx(1 / 3)  # only 0.9 beats 0.6
     assert np.isnan(metrics.probability_of_improvement([1.0], []))
-
-
-def test_ratio_interval_holds_the_point_resamples_each_method_apart_and_needs_two_runs():
-    x, y = [0.62, 0.70, 0.75, 0.81], [0.76, 0.78, 0.80]
-    lo, hi = metrics.ratio_ci(x, y)
-    point = metrics.iqm(x) / metrics.iqm(y)
-    assert lo < point < hi and 0.7 < lo and hi < 1.1
-    assert metrics.ratio_ci([0.7, 0.7], [0.8, 0.8]) == pytest.approx((0.875, 0.875))  # no spread: the ratio
-    assert all(np.isnan(metrics.ratio_ci([0.7], [0.8, 0.9])))  # one run: no interval
-    assert all(np.isnan(metrics.ratio_ci([0.7, 0.8], [0.0, 0.1])))  # a resampled dense IQM of 0: no ratio
 
 
 def test_table1_and_selection_say_how_likely_a_method_beats_dense(tmp_path):

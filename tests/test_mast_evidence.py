@@ -288,8 +288,11 @@ def test_every_claims_row_has_a_value_with_its_interval_or_names_the_runs_it_nee
             assert "[" in row["ours"] and "]" in row["ours"], row["ours"]
     claims = claims.set_index("claim")
     wqmix = claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX"]
-    assert wqmix["ours"] == ("4.0x (1 / mean ratio; mean of per-map reductions 4.0x) over 1 map(s): 3m 4.0x, "
-                             "MAST / dense 0.975 [0.975, 0.975], P = 0.00 (3 seeds)")
+    # the 3 % rule chose 0.9 of 0.9 and 0.95: the reduction there is measured (the highest sparsity where MAST holds)
+    assert wqmix["ours"] == ("4.0x (1 / mean ratio; mean of per-map reductions 4.0x) over 1 map(s): 3m 4.0x (at the "
+                             "sparsity the 3 % rule chose, 0.9: MAST within 3 % by its whole interval); 3m: MAST / "
+                             "dense 0.975 [0.975, 0.975], P = 0.00 (3 seeds)")
+    assert wqmix["kind"] == "measured"
     assert wqmix["ratio ours/paper"] == f"{4.0 / 9.0:.2f}" and wqmix["sparsity"] == "3m 0.9"
     res = claims.loc["average training-FLOPs reduction over maps, MAST-RES-QMIX", "ours"]
     assert res.startswith("not measured: needs dense RES-QMIX and MAST-RES-QMIX runs (mast_dense, mast_sweep with "
@@ -300,27 +303,29 @@ def test_every_claims_row_has_a_value_with_its_interval_or_names_the_runs_it_nee
     md = tmp_path / "claims"
     save_table(mast_claims.make(inputs), md, inputs, name="mast_claims", caption=mast_claims.CAPTION)
     first = md.with_suffix(".md").read_text().splitlines()[0]
-    assert first == ("**evidence per row (column `evidence`, metrics.evidence): 7 of 9 claims with a value on "
-                     "evidence; 0 not claimed (illustrative runs: the stamp instead of the value); 2 not measured "
-                     "(the runs they need named)**")
+    assert first == ("**evidence per row (column `evidence`, metrics.evidence): 7 of 9 claims with a measured value "
+                     "on evidence; 0 by construction (a reduction that follows from a declared sparsity; the win rate "
+                     "at it is what is measured); 0 not claimed (illustrative runs: the stamp instead of the value); 2 "
+                     "not measured (the runs they need named)**")
 
 
 def test_the_claims_say_which_swept_sparsities_fall_within_3_percent_of_dense_and_how_sure(tmp_path):
     row = mast_claims.make(cells_inputs(tmp_path)).set_index("claim").loc[
         "swept sparsities within 3 % of dense (MAST sweep), and how sure"]
     # MAST 0.78 at 0.9 and 0.70 at 0.95 against dense 0.80, every seed alike: 0.975 and 0.875, intervals collapsed
-    assert row["ours"] == ("QMIX 3m — 0.9: 0.975 [0.975, 0.975], P = 0.00, within 3 %; 0.95: 0.875 [0.875, 0.875], "
-                           "P = 0.00, more than 3 % below. highest sparsity within 3 % by its whole interval: "
-                           "QMIX 3m 0.9")
+    assert row["ours"] == ("QMIX 3m — 0.9: 0.975 [0.975, 0.975], P = 0.00, within 3 % by its whole interval; 0.95: "
+                           "0.875 [0.875, 0.875], P = 0.00, more than 3 % below by its whole interval. highest "
+                           "sparsity within 3 % by its whole interval: QMIX 3m 0.9")
     # seeds that disagree: MAST at 0.9 wins 0.70 / 0.78 / 0.86 (IQM 0.78) against dense 0.80: the interval straddles
     # 0.97 and one run in three beats dense
     (tmp_path / "b").mkdir()
     dense = dense_runs([(0.8, 0.8)] * 3)
     sweep = runs("mast_sweep", [curve(w, w) for w in (0.70, 0.78, 0.86)], **{"cfg.sparse.sparsity": 0.9})
     row = mast_claims.sweep_row(dense, sweep, k=20)
-    lo, hi = metrics.ratio_ci([0.70, 0.78, 0.86], [0.8, 0.8, 0.8])
+    lo, hi = metrics.ratio_interval([0.70, 0.78, 0.86], [0.8, 0.8, 0.8], trim=metrics.IQM_TRIM)
     assert lo < 0.97 < hi
-    assert row["ours"] == (f"QMIX 3m — 0.9: 0.975 [{lo:.3f}, {hi:.3f}], P = 0.33, undecided. highest sparsity "
+    assert row["ours"] == (f"QMIX 3m — 0.9: 0.975 [{lo:.3f}, {hi:.3f}], P = 0.33, within 3 % by the point estimate "
+                           "only (its interval straddles 0.97). highest sparsity "
                            "within 3 % by its whole interval: none")
 
 
@@ -356,7 +361,8 @@ def test_claims_read_the_cells_sparsity_from_the_runs_where_no_selection_is_give
     perf = claims.loc["MAST's win rate relative to dense, every cell"]
     assert perf["sparsity"] == "OW-QMIX 3m 0.9, QMIX 3m 0.9"
     assert "MAST / dense 0.975 [0.975, 0.975]" in perf["ours"]
-    assert claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX", "ours"].startswith("4.0x")
+    assert claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX", "ours"].startswith(
+        "by construction (declared sparsity 0.9): 4.0x")
 
 
 # ---- the other defects of the published default run (issue 21) ---------------------------------------------------
@@ -496,3 +502,80 @@ def test_the_readme_block_of_a_one_seed_table1_shows_no_interval_instead_of_fail
     save_table(mast_table1.make(inputs), pub / "mast" / "tables" / "table1", inputs, name="mast_table1")
     block = BLOCKS["paper2-table1"].render(lambda rel: (pub / rel).read_text(), lambda rel: rel)
     assert "| QMIX 3m | MAST | 0.9 | 1 / " in block and "0.780 [no interval: 1 seed] |" in block
+
+
+# ---- verdicts follow the interval, and reductions that follow from a declared sparsity say so (issue 35) ----------
+
+def test_table5s_dense_row_is_the_reference_and_not_a_one_seed_cell(tmp_path):
+    from effmarl.analysis.tables import mast_table5
+
+    t5 = mast_table5.make([a for a in cells_inputs(tmp_path) if not a.startswith("sparsity=")]).set_index("method")
+    assert t5.loc["Dense", "seeds"] == 3
+    assert t5.loc["Dense", "normalised IQM [95 % CI]"] == "1.000 (the reference)"
+
+
+def test_the_selection_says_where_its_admissible_verdict_rests_on_the_point_estimate_alone():
+    dense = dense_runs([(0.8, 0.8)] * 3)
+    # MAST 0.70 / 0.78 / 0.86 against dense 0.80: IQM ratio 0.975, admissible by the point estimate, its interval
+    # straddles 0.97
+    spread = metrics.select_sparsity(dense, runs("mast_sweep", [curve(w, w) for w in (0.70, 0.78, 0.86)],
+                                                 **{"cfg.sparse.sparsity": 0.9}), k=20).iloc[0]
+    assert spread["admissible"] and spread["normalised_lo"] < 0.97 < spread["normalised_hi"]
+    assert spread["verdict"] == "within 3 % by the point estimate only (its interval straddles 0.97)"
+    sure = metrics.select_sparsity(dense, runs("mast_sweep", [curve(0.78, 0.78)] * 3,
+                                               **{"cfg.sparse.sparsity": 0.9}), k=20).iloc[0]
+    assert sure["verdict"] == "within 3 % by its whole interval"
+    below = metrics.select_sparsity(dense, runs("mast_sweep", [curve(w, w) for w in (0.4, 0.5, 0.6)],
+                                                **{"cfg.sparse.sparsity": 0.9}), k=20).iloc[0]
+    assert not below["admissible"] and below["verdict"] == "more than 3 % below by its whole interval"
+
+
+def test_table1_says_for_each_method_whether_its_interval_decides_the_3_percent_verdict(tmp_path):
+    t1 = mast_table1.make(cells_inputs(tmp_path))
+    t1 = t1[t1["map"] == "3m"].set_index("method")
+    assert t1.loc["MAST", "vs_dense"] == "within 3 % by its whole interval"  # 0.78 / 0.80 on every seed
+    assert t1.loc["Tiny", "vs_dense"] == "more than 3 % below by its whole interval"
+    assert t1.loc["Dense", "vs_dense"] == "the reference"
+
+
+def test_claims_label_reductions_at_a_declared_sparsity_by_construction_and_do_not_count_them(tmp_path):
+    """Without a selection (the default profile declares 90 %), every FLOPs and size reduction follows from the
+    declared sparsity: labelled 'by construction', its ratio to the paper left out, and not counted as measured;
+    what is measured there is MAST / dense."""
+    inputs = [a for a in cells_inputs(tmp_path) if not a.startswith("selection=")]
+    claims = mast_claims.make(inputs).set_index("claim")
+    reductions = [c for c in claims.index if "reduction" in c]
+    for claim in reductions:
+        row = claims.loc[claim]
+        if row["ours"].startswith("not measured"):
+            assert row["kind"] == ""
+            continue
+        assert row["kind"] == "by construction", claim
+        assert row["ours"].startswith("by construction (declared sparsity"), row["ours"]
+        assert "; measured at it: " in row["ours"] and "MAST / dense 0.975 [0.975, 0.975]" in row["ours"]
+        assert row["ratio ours/paper"] == ""
+    assert claims.loc["MAST's win rate relative to dense, every cell", "kind"] == "measured"
+    # 3 rows with a value are reductions by construction; the win-rate rows are what is measured
+    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 2 of 9 claims "
+                                               "with a measured value on evidence; 3 by construction")
+
+
+def test_up_to_20x_is_measured_only_at_a_cell_that_has_that_reduction_or_where_the_sweep_tried_it(tmp_path):
+    # declared at 0.9, no selection: the largest reduction of any cell is 4.0x (train FLOPs ratio 0.25) and nothing
+    # was tried at the paper's ≈ 95 %: the paper's 20x is not measured
+    inputs = [a for a in cells_inputs(tmp_path) if not a.startswith("selection=")]
+    largest = mast_claims.make(inputs).set_index("claim").loc["largest training-FLOPs reduction of MAST over all cells"]
+    assert largest["kind"] == "by construction" and largest["ratio ours/paper"] == ""
+    assert largest["ours"].endswith("up to 20x not measured: no cell at a 20x reduction and no swept sparsity at "
+                                    "≈ 0.95 (the paper's: MAST-QMIX on 2s3z)")
+    # the selection tried 0.9 and 0.95 and its 3 % rule chose 0.9: the reduction there is measured, and so is the
+    # answer to "up to 20x" (the rule stopped short of it)
+    (tmp_path / "b").mkdir()
+    claims = mast_claims.make(cells_inputs(tmp_path / "b")).set_index("claim")
+    largest = claims.loc["largest training-FLOPs reduction of MAST over all cells"]
+    assert largest["kind"] == "measured" and largest["ratio ours/paper"] == f"{4.0 / 20.0:.2f}"
+    assert largest["ours"].endswith("the sweep tried up to 0.95 (the paper's 20x: ≈ 0.95) and the 3 % rule stopped "
+                                    "at 0.9")
+    average = claims.loc["average training-FLOPs reduction over maps, MAST-QMIX"]
+    assert average["kind"] == "measured" and average["ratio ours/paper"] == f"{4.0 / 10.0:.2f}"
+    assert "(at the sparsity the 3 % rule chose, 0.9: MAST within 3 % by its whole interval)" in average["ours"]

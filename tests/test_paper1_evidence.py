@@ -275,9 +275,45 @@ def test_the_sampling_rows_give_each_samplers_quartiles_and_whether_they_are_apa
 
 
 def test_a_reward_interval_that_touches_zero_only_by_float_rounding_is_no_significant_difference():
-    """The default run printed '95 % CI [+0.00, +5.58] … significantly higher': the lower end was 1.7e-7, a
-    resample whose mean is 0 up to the rounding of stored returns. The verdict is taken on the printed interval."""
-    final = _final({"uniform": [10 + 1 / 3, 9 + 1 / 3, 15.0, 17 + 2 / 3, 19 + 1 / 3, 17 + 1 / 6],
-                    "neighbor": [12 + 1 / 6, 12 + 2 / 3, 13 + 5 / 6, 27.5, 20 + 1 / 6, 17.0]})
+    """The default run printed '95 % CI [+0.00, +5.58] … significantly higher': the lower end was 1.7e-7, 0 up to the
+    rounding of stored returns. The verdict is taken on the printed interval: here differences whose t-interval
+    starts at +1e-7."""
+    from effmarl.analysis.metrics import mean_interval
+
+    shift = 1e-7 - mean_interval([1.0, 2.0, 3.0])[0]  # the t-interval of 1, 2, 3 moved to start at +1e-7
+    final = _final({"uniform": [10.0, 10.0, 10.0], "neighbor": [11.0 + shift, 12.0 + shift, 13.0 + shift]})
     row = paper1_claims.reward_row(_reward_metrics(final), _random_metrics(1.0), n_agents=3)
-    assert "95 % CI [+0.00, +5.58]" in row["ours"] and "no significant difference" in row["ours"], row["ours"]
+    assert "95 % CI [+0.00, +4.97]" in row["ours"] and "no significant difference" in row["ours"], row["ours"]
+
+
+# ---- one statistic, honest at few seeds (issue 34): every interval of these rows is stats.mean_interval ----------
+
+def test_the_reward_claims_interval_is_the_paired_t_interval_not_a_bootstrap_one_standard_deviation_wide():
+    # neighbor − uniform per seed: +0.5, +1.0, +1.5: mean +1.00, s = 0.5, half-width t_{2, 0.975} · 0.5 / √3 =
+    # 4.302653 · 0.288675 = 1.242069: [-0.24, +2.24] contains 0 (the percentile bootstrap gave [+0.50, +1.50])
+    metrics = _reward_metrics(_final({"uniform": [20.0, 22.0, 24.0], "neighbor": [20.5, 23.0, 25.5]}))
+    row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=3)
+    assert row["ours"].startswith("+1.00 (95 % CI [-0.24, +2.24], 3 pairs; uniform mean 22.00): interval contains 0: "
+                                  "no significant difference"), row["ours"]
+
+
+def test_a_cell_learned_only_where_the_lower_end_of_its_t_interval_clears_the_random_policy():
+    from effmarl.analysis.metrics import learned_cells
+
+    # 9, 10, 14: mean 11, s = √7 = 2.645751, half-width 4.302653 · 2.645751 / √3 = 6.572411: low 4.43 < 8
+    final = pd.DataFrame({"g": ["a"] * 3 + ["b"] * 3, "reward": [9.0, 10.0, 14.0, 20.0, 21.0, 22.0]})
+    cells = learned_cells(final, 8.0, ["g"]).set_index("g")
+    assert cells.loc["a", "low"] == pytest.approx(11 - 6.572411, abs=1e-5) and not cells.loc["a", "learned"]
+    assert cells.loc["b", "low"] == pytest.approx(21 - 2.484138, abs=1e-5) and cells.loc["b", "learned"]
+
+
+def test_the_update_share_is_the_mean_of_the_per_run_shares_its_interval_is_of():
+    # run 0: 30 of 100 s (30 %), run 1: 100 of 200 s (50 %): the pooled 130 / 300 = 43.3 % is not the quantity a
+    # per-run interval is of; the mean 40.0 % is, with t_{1, 0.975} · 14.142136 / √2 = 12.706205 · 10 = 127.06
+    rows = []
+    for seed, (update, other) in enumerate(((30.0, 70.0), (100.0, 100.0))):
+        rows += _phase_rows(_run("paper1_scale", 3, seed, 125), update, other, rounds=21)
+    row = paper1_claims.share_row(pd.DataFrame(rows), 3, 35.0)
+    assert row["ours"].startswith("40.0 % (reference/uniform; mean of per-run shares, 95 % CI [-87.1, 167.1] %; "
+                                  "2 runs"), row["ours"]
+    assert row["ratio ours/paper"] == f"{40.0 / 35.0:.2f}"

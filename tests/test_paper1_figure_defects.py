@@ -384,8 +384,10 @@ def test_ksweep_headline_names_the_fastest_k_and_does_not_call_a_lead_within_the
     assert head["best_k_time"] == 64 and head["best_k_reward"] == 16 and head["separated"] is False
     assert "k = 64" in head["text"] and "not separated" in head["text"] and "11.39" in head["text"]
     per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
-    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([10.72, 12.67])
-    assert (per_k["interval"] == "min–max").all()
+    # two seeds have the t-interval (1 degree of freedom), not their min–max: 11.695 ± 12.706205 · 1.378858 / √2
+    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([11.695 - 12.388550, 11.695 + 12.388550],
+                                                                          abs=1e-4)
+    assert (per_k["interval"] == "95 % t").all()
     phases.to_parquet(tmp_path / "p.parquet")
     metrics.to_parquet(tmp_path / "m.parquet")
     fig, _ = paper1_ksweep.make([f"phases={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}"])
@@ -395,13 +397,15 @@ def test_ksweep_headline_names_the_fastest_k_and_does_not_call_a_lead_within_the
     assert "k = 64 has the lowest mean sampling time" in shown and "not separated" in shown
 
 
-def test_ksweep_headline_with_three_seeds_uses_a_bootstrap_interval_and_sees_a_clear_lead():
+def test_ksweep_headline_with_three_seeds_uses_the_t_interval_and_sees_a_clear_lead():
     ms = {1: (14.0, 14.5, 15.0), 16: (10.0, 10.2, 10.4), 64: (12.0, 12.3, 12.6)}
     rewards = {k: (-4.0, -4.0, -4.0) for k in ms}
     phases, metrics = _ksweep_tables(None, ms, rewards)
     head = paper1_ksweep.headline(phases, metrics)
     assert head["best_k_time"] == 16 and head["separated"] is True
     per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
-    assert (per_k["interval"] == "95 % bootstrap").all()
-    assert per_k.loc[16, "time_lo"] >= 10.0 and per_k.loc[16, "time_hi"] <= 10.4
+    assert (per_k["interval"] == "95 % t").all()
+    # 10.0, 10.2, 10.4: 10.2 ± 4.302653 · 0.2 / √3 = 10.2 ± 0.496828, below k = 64's 12.3 ± 0.745242
+    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([10.2 - 0.496828, 10.2 + 0.496828],
+                                                                          abs=1e-5)
     assert "separated from the next fastest, k = 64" in head["text"]

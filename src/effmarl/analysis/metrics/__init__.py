@@ -73,13 +73,15 @@ from effmarl.analysis.metrics.runs import (
                                              shown_runs,
 )
 from effmarl.analysis.metrics.stats import (
+                                             IQM_TRIM,
                                              bootstrap_ci,
                                              change_pct,
                                              iqm,
+                                             mean_interval,
                                              normalise,
                                              paired,
                                              probability_of_improvement,
-                                             ratio_ci,
+                                             ratio_interval,
                                              savgol,
                                              smooth,
 )
@@ -89,7 +91,7 @@ __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_
            "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
-           "learned_cells", "probability_of_improvement", "random_floor", "ratio_ci",
+           "learned_cells", "probability_of_improvement", "random_floor", "ratio_interval", "mean_interval", "IQM_TRIM",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",

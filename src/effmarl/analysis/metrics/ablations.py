@@ -60,9 +60,9 @@ def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.Dat
     runs are those of `mast` (its runs of method mast with every component on) at the cell's sparsity; `dense`, if
     given, adds the cell's dense runs for context. One row per (cell, variant): `removed` ("none" for full MAST,
     "dense" for dense), the win-rate statistics (seed_stats), `ratio` = IQM / full MAST IQM with its 95 %
-    stratified-bootstrap interval (`ratio_lo`, `ratio_hi`, stats.ratio_ci) and `p_improvement` = the probability that
-    a run of the variant beats a full MAST run (0.5 = no difference), and `seed_list`. Every run must be trained
-    alike (require_comparable, within algo and map); ablated runs must be of method mast."""
+    Fieller interval (`ratio_lo`, `ratio_hi`, stats.ratio_interval through versus_dense) and `p_improvement` = the
+    probability that a run of the variant beats a full MAST run (0.5 = no difference), and `seed_list`. Every run
+    must be trained alike (require_comparable, within algo and map); ablated runs must be of method mast."""
     frames = {"mast": mast, "ablated": ablated, "dense": dense}
     require_comparable(frames, "the components ablation")
     methods = set(ablated[METHOD].astype(str)) if METHOD in ablated else {"mast"}

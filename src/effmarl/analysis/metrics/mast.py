@@ -4,8 +4,10 @@ learning-curve figure shows (the ablations: metrics.ablations).
 
 The statistic (paper 2, Table 1): per run, the mean test win rate of its last K evaluations (K = 20 in the paper,
 i.e. its final 10 % of training; here min(K, available) within the run's final 10 %); across seeds, the
-interquartile mean (IQM) with a 95 % percentile-bootstrap interval
-(scipy.stats.bootstrap through `stats.bootstrap_ci`). Every aggregate carries `seeds`, the number of runs it rests on;
+interquartile mean (IQM; below 4 seeds the mean) with the 95 % Student-t interval of that trimmed mean
+(`stats.mean_interval(trim=IQM_TRIM)`, Yuen's standard error), and against dense the ratio IQM / dense IQM with
+Fieller's 95 % interval (`stats.ratio_interval`, Welch's degrees of freedom); both intervals' coverage at 3 and 5 seeds
+is checked by tests/test_stats_coverage.py. Every aggregate carries `seeds`, the number of runs it rests on;
 one seed has no interval (NaN). Curves: each run's evaluations on the exact grid `eval_step`, Savitzky-Golay smoothed
 per run (window 21, order 2, ≤ 1/3 of the series length), then mean and 95 % bootstrap band over seeds per x."""
 
@@ -15,7 +17,15 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import RUN_ID, per_run, require_alike, run_columns
-from effmarl.analysis.metrics.stats import bootstrap_ci, iqm, probability_of_improvement, ratio_ci, savgol
+from effmarl.analysis.metrics.stats import (
+    IQM_TRIM,
+    bootstrap_ci,
+    iqm,
+    mean_interval,
+    probability_of_improvement,
+    ratio_interval,
+    savgol,
+)
 from effmarl.profile_checks import COMPARABLE_SETTINGS
 from effmarl.schedules import FINAL_FRACTION, LAST_K
 
@@ -42,11 +52,30 @@ def seeds_text(seeds) -> str:
     return f"n = {text} seed" + ("" if values == [1] else "s")
 
 
-def interval_text(lo, hi, digits: int = 2) -> str:
-    """'[0.41, 0.62]', or 'no interval (1 seed)' where the bounds are NaN."""
+def interval_text(lo, hi, digits: int = 2, why: str = "1 seed") -> str:
+    """'[0.41, 0.62]', or 'no interval (<why>)' where the bounds are NaN."""
     if pd.isna(lo) or pd.isna(hi):
-        return "no interval (1 seed)"
+        return f"no interval ({why})"
     return f"[{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def versus_tolerance(point, lo, hi, tolerance: float = TOLERANCE) -> str:
+    """The verdict on a method / dense ratio against the bar 1 − tolerance (0.97), decided by its 95 % interval
+    [lo, hi] where that interval decides it: 'within 3 % by its whole interval' (lo ≥ 0.97), 'more than 3 % below by
+    its whole interval' (hi < 0.97); else the side of the point estimate, saying it rests on the point estimate
+    only ('... by the point estimate only (its interval straddles 0.97)', or '(no interval)'). The one place every
+    paper-2 '< 3 % below dense' verdict is worded (select_sparsity, table1_cells, the claims)."""
+    bar, pct = 1 - tolerance, f"{100 * tolerance:g} %"
+    if pd.isna(point):
+        return "no ratio (dense wins 0 %)"
+    if pd.notna(lo) and pd.notna(hi):
+        if lo >= bar - 1e-12:
+            return f"within {pct} by its whole interval"
+        if hi < bar - 1e-12:
+            return f"more than {pct} below by its whole interval"
+    side = f"within {pct}" if point >= bar - 1e-12 else f"more than {pct} below"
+    why = "no interval" if pd.isna(lo) or pd.isna(hi) else f"its interval straddles {bar:g}"
+    return f"{side} by the point estimate only ({why})"
 
 
 def _key(frame: pd.DataFrame, column: str) -> pd.Series:
@@ -94,13 +123,14 @@ def final_win_rate(metrics: pd.DataFrame, k: int = LAST_K, value: str = "test_wi
 
 
 def seed_stats(per_run_values: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
-    """Per group of `keys`: IQM with a 95 % bootstrap interval (NaN for one seed), mean, std (ddof 1; NaN for one
+    """Per group of `keys`: IQM with its 95 % t-interval (`iqm_lo`, `iqm_hi`: stats.mean_interval with trim =
+    IQM_TRIM; NaN for one seed), mean, std (ddof 1; NaN for one
     seed) and `seeds`, the number of runs in the group."""
     rows = []
     ident = run_columns(per_run_values)
     for values, group in per_run_values.groupby(keys, dropna=False, sort=True):
         v = group[value].dropna().to_numpy(dtype=float)
-        lo, hi = bootstrap_ci(v, statistic=iqm) if len(v) else (np.nan, np.nan)
+        lo, hi = mean_interval(v, trim=IQM_TRIM)
         rows.append({**_keyed(keys, values),
                      "iqm": float(iqm(v)) if len(v) else np.nan, "iqm_lo": float(lo), "iqm_hi": float(hi),
                      "mean": float(v.mean()) if len(v) else np.nan,
@@ -142,15 +172,16 @@ def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate",
     return pd.concat(out, ignore_index=True)[columns] if out else pd.DataFrame(columns=columns)
 
 
-VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "p_improvement"]
+VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "normalised_why", "p_improvement"]
 
 
 def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
                  value: str = "win_rate") -> pd.DataFrame:
     """Per group of `keys` of `per_run_values`, against the dense runs of its `cell` (the (algo, map) columns):
-    `normalised_lo` / `normalised_hi`, the 95 % stratified-bootstrap interval of IQM / dense IQM (stats.ratio_ci), and
+    `normalised_lo` / `normalised_hi`, Fieller's 95 % interval of IQM / dense IQM (stats.ratio_interval), and
     `p_improvement`, the probability that a run of the group beats a dense run (stats.probability_of_improvement;
-    0.5 = no difference). NaN where a side has too few runs (one seed has no interval)."""
+    0.5 = no difference). NaN where a side has too few runs (one seed has no interval) or where dense's IQM is not
+    clear of 0 (the ratio is unbounded); `normalised_why` says which ('' where there is an interval)."""
     rows = []
     dense = {k if isinstance(k, tuple) else (k,): g[value].to_numpy(dtype=float)
              for k, g in dense_runs.groupby(cell, dropna=False)}
@@ -158,8 +189,11 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
         values = values if isinstance(values, tuple) else (values,)
         mine = group[value].to_numpy(dtype=float)
         ref = dense.get(tuple(values[keys.index(c)] for c in cell), np.array([]))
-        lo, hi = ratio_ci(mine, ref)
-        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
+        lo, hi = ratio_interval(mine, ref, trim=IQM_TRIM)
+        n_mine, n_ref = (int(np.isfinite(v).sum()) for v in (mine, ref))
+        why = ("" if np.isfinite(lo) else "1 seed" if n_mine < 2 else "1 dense seed" if n_ref < 2 else
+               "dense wins 0 %" if iqm(ref[np.isfinite(ref)]) <= 0 else "dense's interval reaches 0")
+        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi, "normalised_why": why,
                      "p_improvement": probability_of_improvement(mine, ref)})
     return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])
 
@@ -167,7 +201,9 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
 def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
                     tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
-    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False).
+    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False). `admissible`
+    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) says whether the 95 % interval
+    of MAST / dense decides it too, or the verdict rests on the point estimate alone.
 
     `dense`, `sweep`: metrics summaries, trained alike (require_comparable). One row per (algo, map, sparsity) with
     raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM
@@ -181,6 +217,8 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     dense_iqm = table["dense_iqm"]
     table["normalised"] = np.where(dense_iqm > 0, table["iqm"] / dense_iqm.where(dense_iqm > 0), np.nan)
     table["admissible"] = (table["iqm"] >= (1 - tolerance) * dense_iqm - 1e-12) & dense_iqm.notna()
+    table["verdict"] = [versus_tolerance(n, lo, hi, tolerance) for n, lo, hi in
+                        zip(table["normalised"], table["normalised_lo"], table["normalised_hi"], strict=True)]
     table["chosen"], table["rule"] = False, ""
     for _, group in table.groupby(["algo", "map"], sort=False):
         ok = group[group["admissible"]]
@@ -194,7 +232,7 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     table["note"] = np.where(table["dense_iqm"] == 0,
                              "dense win rate is 0: admissibility holds trivially, the comparison says nothing", "")
     table["last_k"] = int(k)
-    first = ["algo", "map", "sparsity", "chosen", "admissible", "normalised"]
+    first = ["algo", "map", "sparsity", "chosen", "admissible", "verdict", "normalised"]
     return table[first + [c for c in table.columns if c not in first]].sort_values(
         ["algo", "map", "sparsity"]).reset_index(drop=True)
 
@@ -292,8 +330,10 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
                  sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
     """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
     ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
-    IQM), `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
-    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity, by the selection; None without one) and
+    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
+    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
+    estimate; None without one) and
     `selected_sparsity` (the selection's chosen sparsity).
 
     The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
@@ -334,6 +374,9 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
     posm = table["dense_mean"] > 0
     table["normalised_mean"] = (table["mean"] / table["dense_mean"]).where(posm)
     table["normalised_std"] = (table["std"] / table["dense_mean"]).where(posm)
+    table["vs_dense"] = [versus_tolerance(n, lo, hi) if m != "dense" else "the reference" for m, n, lo, hi in
+                         zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
+                             strict=True)]
     table["train_flops_reduction"] = 1.0 / table["train_flops_ratio"]
     table["size_reduction"] = 1.0 / table["size_ratio"]
     table["order"] = table[METHOD].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.metrics.runs import per_run, run_columns
-from effmarl.analysis.metrics.stats import bootstrap_ci
+from effmarl.analysis.metrics.stats import mean_interval
 
 FINAL_FRACTION = 0.2  # the final reward of a run: mean over its last 20 % of episodes
 
@@ -51,11 +51,12 @@ def random_floor(random: pd.DataFrame | None, n_agents: int | None) -> tuple[flo
 
 def learned_cells(final: pd.DataFrame, floor: float, by: list[str]) -> pd.DataFrame:
     """Per cell of `final` (one `reward` per run) grouped by `by`: its `mean` over seeds, the `low` end of its 95 %
-    bootstrap interval (its only value with one seed) and whether it `learned`: `low` above the random policy's
-    mean return `floor`. The one rule of paper 1's reward claims and of the k sweep."""
+    Student-t interval x̄ − t_{n-1, 0.975} · s / √n (stats.mean_interval; its only value with one seed) and whether it
+    `learned`: `low` above the random policy's mean return `floor`. The one rule of paper 1's reward claims and of the
+    k sweep."""
     rows = []
     for key, values in final.groupby(by)["reward"]:
-        lo, _ = bootstrap_ci(values.to_numpy())
+        lo, _ = mean_interval(values.to_numpy())
         low = float(values.min() if pd.isna(lo) else lo)
         rows.append({**dict(zip(by, key if isinstance(key, tuple) else (key,), strict=True)),
                      "mean": float(values.mean()), "low": low, "learned": low > floor})

@@ -1,11 +1,11 @@
-"""Statistics over seeds: bootstrap confidence intervals (scipy.stats.bootstrap; of one method's statistic, and of the
-ratio of two methods' by a stratified bootstrap), the interquartile mean, the probability of improvement
-(scipy.stats.mannwhitneyu), paired differences, relative changes, smoothing and normalisation. No figure or table
-resamples by hand."""
+"""Statistics over seeds: the interval every claim and table uses (`mean_interval`, the Student-t interval of a mean
+or of a trimmed mean such as the IQM, and `ratio_interval`, Fieller's interval of a ratio of two such means with
+Welch's degrees of freedom; both checked for coverage at 3 and 5 seeds by tests/test_stats_coverage.py), the
+interquartile mean, the probability of improvement (scipy.stats.mannwhitneyu), paired differences, relative changes,
+smoothing and normalisation, and a percentile bootstrap band (scipy.stats.bootstrap) that only learning-curve figures
+draw. No figure or table resamples by hand."""
 
 from __future__ import annotations
-
-import warnings
 
 import numpy as np
 import pandas as pd
@@ -19,6 +19,10 @@ def bootstrap_ci(values, confidence: float = CONFIDENCE, n_resamples: int = N_RE
                  statistic=np.mean) -> tuple[np.ndarray, np.ndarray]:
     """Percentile bootstrap interval of `statistic` over axis 0 (seeds), for each remaining column (episode).
 
+    For the bands of learning-curve figures (metrics.mast.curves, figures/paper1_rewards.py), not for claims: over 3
+    seeds its half-width is about one standard deviation and it covers the true mean in ≈ 75 % of draws
+    (tests/test_stats_coverage.py), so claim, verdict and table intervals use `mean_interval` / `ratio_interval`.
+    One claim row still calls it: paper1_claims.training_rows (the end-to-end time), whose rebuild is issue 34's.
     Percentile rather than BCa: with the 2-8 seeds of a default run BCa's acceleration estimate is degenerate.
     Fewer than two samples give NaN bounds (one seed has no interval)."""
     values = np.asarray(values, dtype=float)
@@ -36,19 +40,84 @@ def bootstrap_ci(values, confidence: float = CONFIDENCE, n_resamples: int = N_RE
     return (lo[0], hi[0]) if squeeze else (lo, hi)
 
 
-def mean_interval(values, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Student-t interval of the mean over seeds: x̄ ± t_{n-1, (1+c)/2} · s / √n, s the sample standard deviation
-    (ddof 1). The interval every claim over 2-8 seeds or pairs uses: at 3 and 5 normal draws it covers the true mean
-    at its nominal rate (tests/test_stats_coverage.py), where a percentile bootstrap over 3 values, whose half-width
-    is about one standard deviation, covers it in ≈ 75 % of draws. Non-finite values are dropped; fewer than two
-    give NaN bounds, and values without spread a zero-width interval."""
+IQM_TRIM = 0.25  # the interquartile mean trims a quarter of the runs at each end (scipy's int(0.25 n))
+
+
+def _trimmed(values, trim: float) -> tuple[float, float, int]:
+    """(trimmed mean, its squared standard error, h) of one sample: g = int(trim · n) values cut at each end, h = n − 2g
+    kept; the standard error is Yuen's, d = SSw / (h (h − 1)) with SSw the sum of squares of the g-times winsorized
+    sample about its mean (scipy.stats.ttest_ind(trim=...)'s); with g = 0, s² / n."""
+    x = np.sort(values)
+    n = len(x)
+    g = int(trim * n)
+    h = n - 2 * g
+    w = np.clip(x, x[g], x[n - g - 1])
+    return float(stats.trim_mean(x, trim)), float(((w - w.mean()) ** 2).sum() / (h * (h - 1))), h
+
+
+def _finite(values) -> np.ndarray:
     values = np.asarray(values, dtype=float).ravel()
-    values = values[np.isfinite(values)]
-    if len(values) < 2:
+    return values[np.isfinite(values)]
+
+
+def mean_interval(values, confidence: float = CONFIDENCE, trim: float = 0.0) -> tuple[float, float]:
+    """Student-t interval of the (trimmed) mean over seeds: m ± t_{h-1, (1+c)/2} · √d, with m the mean cut by
+    g = int(trim · n) values at each end, h = n − 2g and d Yuen's squared standard error (`_trimmed`): the
+    Tukey-McLaughlin interval. trim = 0 (the default) is x̄ ± t_{n-1, (1+c)/2} · s / √n, s the sample standard
+    deviation (ddof 1); trim = IQM_TRIM is the interval of the interquartile mean (`iqm`), which equals the mean's
+    below 4 values (g = 0). The interval every claim over 2-8 seeds or pairs uses: at 3 and 5 normal draws it covers
+    the true mean at its nominal rate (tests/test_stats_coverage.py), where a percentile bootstrap over 3 values,
+    whose half-width is about one standard deviation, covers it in ≈ 75 % of draws. Non-finite values are dropped;
+    fewer than two (or fewer than two left after trimming) give NaN bounds, and values without spread a zero-width
+    interval."""
+    values = _finite(values)
+    if len(values) < 2 or len(values) - 2 * int(trim * len(values)) < 2:
         return float("nan"), float("nan")
-    mean, sd = float(values.mean()), float(values.std(ddof=1))
-    half = float(stats.t.ppf(0.5 + confidence / 2, len(values) - 1)) * sd / np.sqrt(len(values))
+    mean, var, h = _trimmed(values, trim)
+    half = float(stats.t.ppf(0.5 + confidence / 2, h - 1)) * np.sqrt(var)
     return mean - half, mean + half
+
+
+def ratio_interval(x, y, confidence: float = CONFIDENCE, trim: float = 0.0) -> tuple[float, float]:
+    """Fieller's interval of ρ = m_x / m_y, the ratio of two independent (trimmed) means (e.g. a method's win rate
+    over dense's), with Welch's degrees of freedom: the set of ρ at which Welch's test of m_x − ρ·m_y = 0 does not
+    reject, i.e. (a − ρb)² ≤ t²_{ν(ρ)} (v_a + ρ² v_b), where a, b are the (trimmed) means, v_a, v_b their squared
+    standard errors (`_trimmed`; Yuen's test where trim > 0) and ν(ρ) = (v_a + ρ² v_b)² / (v_a² / (h_x − 1) +
+    ρ⁴ v_b² / (h_y − 1)). Each bound is a root of (b² − t² v_b) ρ² − 2abρ + (a² − t² v_a) = 0, the t quantile
+    iterated at the bound's own ν; at the bounds scipy.stats.ttest_ind(x, ρ·y, equal_var=False, trim=trim) has
+    p = 1 − c. Its coverage at 3 vs 3 and 5 vs 5 normal runs is checked by simulation (tests/test_stats_coverage.py).
+    NaN bounds where either side has fewer than two finite values, where b ≤ 0, or where b is within its own
+    interval of 0 (b² ≤ t² v_b: the ratio is unbounded); no spread on either side gives the ratio itself."""
+    x, y = _finite(x), _finite(y)
+    nan = (float("nan"), float("nan"))
+    if min(len(x), len(y)) < 2 or min(len(v) - 2 * int(trim * len(v)) for v in (x, y)) < 2:
+        return nan
+    (a, va, hx), (b, vb, hy) = _trimmed(x, trim), _trimmed(y, trim)
+    if b <= 0:
+        return nan
+    if va == 0 and vb == 0:
+        return a / b, a / b
+    q = 0.5 + confidence / 2
+
+    def t_at(rho: float) -> float:
+        num, den = (va + rho**2 * vb) ** 2, va**2 / (hx - 1) + rho**4 * vb**2 / (hy - 1)
+        return float(stats.t.ppf(q, num / den))
+
+    bounds = []
+    for side in (-1.0, 1.0):
+        rho = a / b
+        for _ in range(100):
+            t = t_at(rho)
+            quad = b**2 - t**2 * vb
+            if quad <= 0:
+                return nan
+            disc = t**2 * (a**2 * vb + b**2 * va) - t**4 * va * vb
+            new = (a * b + side * np.sqrt(max(disc, 0.0))) / quad
+            if abs(new - rho) <= 1e-13 * max(1.0, abs(new)):
+                break
+            rho = new
+        bounds.append(float(new))
+    return bounds[0], bounds[1]
 
 
 def probability_of_improvement(x, y) -> float:
@@ -63,34 +132,10 @@ def probability_of_improvement(x, y) -> float:
 
 
 def iqm(values, axis=0):
-    """Interquartile mean (rliable's aggregate): the mean of the middle 50 % of the values."""
-    return stats.trim_mean(np.asarray(values, dtype=float), 0.25, axis=axis)
-
-
-def ratio_ci(x, y, statistic=iqm, confidence: float = CONFIDENCE, n_resamples: int = N_RESAMPLES,
-             seed: int = 0) -> tuple[float, float]:
-    """Percentile bootstrap interval of statistic(x) / statistic(y) (default: the IQM), the runs of x and of y
-    resampled independently, each within its own method (rliable's stratified bootstrap on one task). NaN bounds
-    where either side has fewer than two runs or a resample's denominator is 0."""
-    x, y = (np.asarray(v, dtype=float) for v in (x, y))
-    x, y = x[np.isfinite(x)], y[np.isfinite(y)]
-    if len(x) < 2 or len(y) < 2:
-        return float("nan"), float("nan")
-    if np.ptp(x) == 0 and np.ptp(y) == 0:  # no spread: the ratio itself (scipy reports NaN for a constant sample)
-        point = x[0] / y[0] if y[0] != 0 else float("nan")
-        return float(point), float(point)
-
-    def ratio(a, b, axis=-1):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            den = statistic(b, axis=axis)
-            return np.where(den != 0, statistic(a, axis=axis) / np.where(den != 0, den, 1.0), np.nan)
-
-    with np.errstate(invalid="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # resamples with a zero denominator: NaN
-        res = stats.bootstrap((x, y), ratio, vectorized=True, paired=False, confidence_level=confidence,
-                              n_resamples=n_resamples, method="percentile", rng=np.random.default_rng(seed))
-    lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    return (lo, hi) if np.isfinite(lo) and np.isfinite(hi) else (float("nan"), float("nan"))
+    """Interquartile mean (rliable's aggregate): the mean of the middle 50 % of the values, scipy.stats.trim_mean
+    with int(0.25 n) values cut at each end, so below 4 values it is the mean (its interval: mean_interval(trim=
+    IQM_TRIM))."""
+    return stats.trim_mean(np.asarray(values, dtype=float), IQM_TRIM, axis=axis)
 
 
 def change_pct(new, base):

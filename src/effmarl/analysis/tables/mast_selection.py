@@ -5,8 +5,9 @@ declares 90 % (at 3 seeds the rule is decided by noise) and this table says whic
 dense, with the interval of MAST / dense and the probability that a MAST run beats a dense run.
 
 One row per (algo, map, swept sparsity) with MAST's and dense's win-rate statistic (IQM of the per-run mean of the last
-K = 20 evaluations, 95 % bootstrap interval, seeds), `normalised` = MAST / dense, `admissible` (MAST >= 0.97 x dense)
-and `chosen`. If no sparsity is admissible the lowest swept one is chosen and stays `admissible=False`. The columns
+K = 20 evaluations, its 95 % t-interval, seeds), `normalised` = MAST / dense with Fieller's interval, `admissible`
+(MAST >= 0.97 x dense: the paper's rule, on the point estimate), `verdict` (whether the interval decides it) and
+`chosen`. If no sparsity is admissible the lowest swept one is chosen and stays `admissible=False`. The columns
 `algo`, `map`, `sparsity`, `chosen` keep raw config values: the workflow reads them to set the baselines' sparsity."""
 
 from __future__ import annotations
@@ -18,11 +19,14 @@ from effmarl.analysis.metrics import LAST_K, judge, select_sparsity
 
 CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map, MAST's win rate at every swept "
            "sparsity against the dense model. Statistic: per run the mean test win rate of the last min(20, "
-           "available) evaluations in the final 10 % of training; over seeds the IQM with a 95 % "
-           "percentile-bootstrap interval (none for 1 seed); `seeds` = runs behind each value. `normalised` = MAST "
-           "IQM / dense IQM with its 95 % stratified-bootstrap interval (`normalised_lo`, `normalised_hi`); "
+           "available) evaluations in the final 10 % of training; over seeds the IQM (below 4 seeds the mean) "
+           "with the 95 % Student-t interval of that trimmed mean (none for 1 seed); `seeds` = runs behind each "
+           "value. `normalised` = MAST IQM / dense IQM with Fieller's 95 % interval (`normalised_lo`, "
+           "`normalised_hi`; Welch's degrees of freedom); "
            "`p_improvement` = the probability that a MAST run beats a dense run (0.5 = no difference). "
-           "Admissible: MAST IQM >= 0.97 x dense IQM; chosen: the highest "
+           "Admissible: MAST IQM >= 0.97 x dense IQM (the paper's rule: it rests on the point estimate); "
+           "`verdict`: whether the interval decides it (its whole interval at or above 0.97, or below it) or the "
+           "verdict rests on the point estimate alone; chosen: the highest "
            "admissible sparsity (else the lowest swept, admissible=False). Where dense wins 0 % the rule holds "
            "trivially (see `note`). Where the profile takes Table 1's sparsity from here (paper profile) the chosen "
            "row sets it; where it declares it (default profile: 90 %) the table says which sparsities fall within "

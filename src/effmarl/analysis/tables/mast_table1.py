@@ -1,12 +1,13 @@
 """Paper 2, Table 1: per algorithm x map x method (Dense, Tiny, SS, SET, RigL, RLx2, MAST) at the cell's sparsity -
 sparsity, total size (weights), size and training / inference FLOPs as fractions of the dense model (from each run's
-sparsity.parquet; dense is the 1.0 reference), the normalised win rate (IQM / dense IQM), the raw win rate (IQM with
-95 % bootstrap interval, and mean ± std) and the seeds behind each cell. The cell's sparsity is the one its baselines
-ran at (metrics.cell_sparsity): declared by the default profile (90 %), or the selection's choice where a profile takes
-it from there (the paper profile's `sparsity_from: selection`); MAST rows are mast_sweep runs at it, and the `selection`
-CSV says whether MAST is within 3 % of dense there and which sparsity the 3 % rule would choose. Below the cells: per
-algorithm and method, the average over maps of the FLOPs ratios (`map` = "average"), the paper's "10x / 9x / 8x average
-training-FLOPs reduction"."""
+sparsity.parquet; dense is the 1.0 reference), the normalised win rate (IQM / dense IQM, Fieller's interval, and the
+3 % verdict it decides), the raw win rate (IQM with its 95 % t-interval, and mean ± std) and the seeds behind each
+cell. The cell's sparsity is the one its baselines ran at (metrics.cell_sparsity): declared by the default profile
+(90 %), or the selection's choice where a profile takes it from there (the paper profile's `sparsity_from:
+selection`); MAST rows are mast_sweep runs at it, and the `selection` CSV says whether MAST is within 3 % of dense
+there (by its rule, on the point estimate) and which sparsity the 3 % rule would choose. Below the cells: per
+algorithm and method, the average over maps of the FLOPs ratios (`map` = "average"), the paper's "10x / 9x / 8x
+average training-FLOPs reduction"."""
 
 from __future__ import annotations
 
@@ -19,14 +20,15 @@ from effmarl.analysis.style import algo_name, map_name, method_name
 CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within SMAX). Per algorithm, map and method "
            "at the cell's sparsity, the one its baselines ran at (declared: 90 % in the default profile; chosen in "
            "the paper profile: the highest MAST sparsity within 3 % of dense); `selection_admissible` = MAST within "
-           "3 % of dense at that sparsity by the selection table (IQM >= 0.97 x dense IQM), `selected_sparsity` = "
-           "the sparsity that rule chooses. Size and FLOPs as "
+           "3 % of dense at that sparsity by the selection table's rule (IQM >= 0.97 x dense IQM: it rests on the "
+           "point estimate), `selected_sparsity` = the sparsity that rule chooses. Size and FLOPs as "
            "fractions of the dense per-agent model (the paper prints reductions; `train_flops_reduction` = 1/ratio); "
            "win rate = per run the mean test win rate of the last min(20, available) evaluations in the final "
-           "10 % of training, over seeds the IQM "
-           "with a 95 % percentile-bootstrap interval (no interval for 1 seed) and mean ± std; normalised = IQM / "
-           "dense IQM (empty where dense wins 0 %) with its 95 % stratified-bootstrap interval (`normalised_lo`, "
-           "`normalised_hi`: each method's runs and dense's resampled separately, as rliable does), and "
+           "10 % of training, over seeds the IQM (below 4 seeds the mean) with the 95 % Student-t interval of that "
+           "trimmed mean (Yuen's standard error; no interval for 1 seed) and mean ± std; normalised = IQM / "
+           "dense IQM (empty where dense wins 0 %) with Fieller's 95 % interval of that ratio (`normalised_lo`, "
+           "`normalised_hi`; Welch's degrees of freedom), `vs_dense` = the 3 % verdict, by that interval where it "
+           "decides, else saying it rests on the point estimate, and "
            "`p_improvement` = the probability that a run of the method beats a dense run (Mann-Whitney U / n·m; "
            "0.5 = no difference); `seeds` = runs per cell. Rows with map 'average' average the "
            "ratios over the maps listed.")
@@ -46,7 +48,7 @@ INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of ma
                               "none)"}}
 
 SHOWN = ["algorithm", "map", "method", "sparsity", "size", "size_ratio", "train_flops_ratio", "inference_flops_ratio",
-         "train_flops_reduction", "normalised", "normalised_lo", "normalised_hi", "p_improvement",
+         "train_flops_reduction", "normalised", "normalised_lo", "normalised_hi", "vs_dense", "p_improvement",
          "iqm", "iqm_lo", "iqm_hi", "mean", "std", "seeds", "selection_admissible", "selected_sparsity"]
 
 

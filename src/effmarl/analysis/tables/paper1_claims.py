@@ -10,7 +10,9 @@ headline k). A role given no file counts as not measured.
 
 Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
 the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
-policy's, by the lower end of its interval over seeds; otherwise the row says so instead of claiming it."""
+policy's, by the lower end of its interval over seeds; otherwise the row says so instead of claiming it. The
+intervals of the reward and share rows are the Student-t intervals of stats.mean_interval (coverage tested at 3 and
+5 seeds in tests/test_stats_coverage.py), and each verdict follows the interval as printed."""
 
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from effmarl.analysis.metrics import (
     grid_keys,
     ksweep_headline,
     learned_cells,
+    mean_interval,
     paired,
     random_floor,
     require_one_budget,
@@ -109,7 +112,7 @@ def sampling_rows(path: str | None) -> list[dict]:
 
 def learning_verdict(final: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool, str]:
     """Whether every (algorithm, sampler) cell of `final` (one `reward` per run) learned (metrics.learned_cells: the
-    lower end of its 95 % bootstrap interval over seeds above the random policy's mean return); and the text saying
+    lower end of its 95 % t-interval over seeds above the random policy's mean return); and the text saying
     by how much."""
     if floor is None:
         return False, "no random-policy runs to show that the predators learned"
@@ -125,7 +128,8 @@ def learning_verdict(final: pd.DataFrame, floor: tuple[float, int] | None) -> tu
 
 def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None, n_agents: int | None = None) -> dict:
     """Neighbor − uniform final predators' return (paper 1's measure), paired by study and every grid key except how
-    transitions are drawn and stored (algorithm, N, seed …), with a 95 % bootstrap interval over the pairs, and the
+    transitions are drawn and stored (algorithm, N, seed …), with the 95 % paired Student-t interval of the mean
+    difference (stats.mean_interval over the pairs; the verdict follows it), and the
     margin of every cell over the random policy (`random`). Reference and contiguous runs of one seed train
     identically, so storages are pooled per pair. The source cites the runs that form pairs."""
     claim = "final predators' return, neighbor − uniform" + (f", N={n_agents}" if n_agents is not None else "")
@@ -142,7 +146,7 @@ def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None,
     diff = pairs["diff"].to_numpy()
     # the verdict is taken on the interval as printed (2 decimals): a bound of 1e-7 is 0 up to the rounding of the
     # stored returns, and "[+0.00, …]: significantly higher" would contradict itself
-    lo, hi = (round(float(b), 2) for b in bootstrap_ci(diff))
+    lo, hi = (round(float(b), 2) for b in mean_interval(diff))
     in_pairs = final.merge(pairs[pair_keys], on=pair_keys)
     in_pairs = in_pairs[in_pairs["cfg.replay.sampler"].isin(["uniform", "neighbor"])]
     _, margin = learning_verdict(in_pairs, random_floor(random, n_agents))
@@ -158,9 +162,10 @@ def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None,
 
 
 def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
-    """The update-all-trainers share of training time at N = `n`: seconds summed over the scaling study's
-    reference/uniform runs at `n` (after the warm-up), with a 95 % bootstrap interval of the per-run share, the
-    runs, seeds and update rounds it rests on. Runs of different budgets are refused (require_one_budget)."""
+    """The update-all-trainers share of training time at N = `n`: the mean over the scaling study's reference/uniform
+    runs at `n` of each run's share (its update seconds / its total seconds after the warm-up), with the 95 %
+    Student-t interval of that mean (stats.mean_interval; none for one run), the runs, seeds and update rounds it
+    rests on. Runs of different budgets are refused (require_one_budget)."""
     claim = f"update-all-trainers share of training time, N={n}"
     totals = None
     if scaling is not None:
@@ -171,10 +176,11 @@ def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
         totals = totals[totals["cfg.env.n_agents"] == n]
     if totals is None or totals.empty or totals.total.sum() == 0:
         return _row(claim, f"≈{paper:.0f} %", NOT_MEASURED, "", "")
-    share = 100 * totals["update"].sum() / totals["total"].sum()
-    lo, hi = bootstrap_ci((100 * totals["update"] / totals["total"]).to_numpy())
+    shares = (100 * totals["update"] / totals["total"]).to_numpy()
+    share = float(shares.mean())
+    lo, hi = mean_interval(shares)
     held = evidence(base[base["cfg.env.n_agents"] == n], ["cfg.env.n_agents"]).iloc[0]
-    interval = "" if pd.isna(lo) else f"per-run 95 % CI [{lo:.1f}, {hi:.1f}] %; "
+    interval = "one run, no interval; " if pd.isna(lo) else f"mean of per-run shares, 95 % CI [{lo:.1f}, {hi:.1f}] %; "
     return _row(claim, f"≈{paper:.0f} %", f"{share:.1f} % (reference/uniform; {interval}{int(held['runs'])} runs, "
                 f"{int(held['update_rounds'])} update rounds each)", f"{', '.join(sorted(set(totals['cfg.study'])))}: "
                 f"{len(totals)} runs", "", paper, share)
