@@ -71,7 +71,8 @@ def _claims(stem: str) -> Callable:
 
 
 def _ratio(row: dict) -> str:
-    """A Table-1 row's IQM / dense IQM with its stratified-bootstrap interval where the CSV has one."""
+    """A Table-1 row's IQM / dense IQM with its interval where the CSV has
+    one (Fieller's, stats.ratio_interval, in tables made since it replaced the stratified bootstrap)."""
     if not row["normalised"]:
         return ""
     lo, hi = row.get("normalised_lo"), row.get("normalised_hi")

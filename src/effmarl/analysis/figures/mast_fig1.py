@@ -1,6 +1,6 @@
 """Paper 2, Figure 1: each method's win rate with 10 % of the parameters (QMIX on 3s5z, sparsity 0.9; study
 `mast_fig1`), the dense model included - one bar per method (IQM over seeds of the per-run mean of the last K = 20
-evaluations) with its 95 % bootstrap interval and the seed count above each bar."""
+evaluations) with its 95 % Student-t (Yuen) interval and the seed count above each bar."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from effmarl.analysis.style import algo_name, bars, map_name, method_color, meth
 
 CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
            "QMIX on 3s5z, dense included. Bar = IQM over seeds of the per-run mean test win rate of the last "
-           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
-           "interval (none for 1 seed); "
+           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % Student-t "
+           "interval of that trimmed mean (Yuen) (none for 1 seed); "
            "n = seeds above each bar.")
 REPRODUCES = "Paper 2, Figure 1."
 CLAIM = ("MAST keeps > 90 % win rate on 3s5z with 10 % of the parameters where the other sparse methods fall "

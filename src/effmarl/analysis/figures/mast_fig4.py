@@ -1,6 +1,6 @@
 """Paper 2, Figure 4: multi-step target length vs model size - RigL-QMIX with multi-step targets (study
 `mast_abl_nstep`: cfg.rlx2.multi_step.n x cfg.sparse.sparsity): win rate against n, one line per sparsity (IQM over
-seeds with a 95 % bootstrap interval)."""
+seeds with a 95 % Student-t (Yuen) interval)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from effmarl.analysis.style import algo_name, map_name
 N, SPARSITY = "cfg.rlx2.multi_step.n", "cfg.sparse.sparsity"
 CAPTION = ("Paper 2, Figure 4 on SMAX: win rate of RigL-QMIX with n-step targets against the multi-step length n, one "
            "line per sparsity (model size). Point = IQM over seeds of the per-run mean test win rate of the last "
-           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % percentile-bootstrap "
-           "interval (none for 1 seed); legend "
+           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % Student-t "
+           "interval of that trimmed mean (Yuen) (none for 1 seed); legend "
            "gives n = seeds.")
 REPRODUCES = "Paper 2, Figure 4 (multi-step length vs model size)."
 CLAIM = ("The best multi-step length depends on model size, which motivates MAST's hybrid TD(λ) instead of a "

@@ -1,8 +1,8 @@
 """Paper 2's "why": MAST against MAST without each of its value-learning components - Soft Mellowmax in the target,
 hybrid TD(λ) targets, the dual replay buffer - one removed at a time, at Table 1's cell (QMIX on SMAX 3m at 90 % in the
 default profile) and on Table 1's seeds (study `mast_components`; the full MAST runs are mast_sweep's at the same
-sparsity). Per variant: the win-rate statistic (IQM over seeds with a 95 % percentile-bootstrap interval, mean ± std),
-its ratio to full MAST (IQM / full MAST IQM) with a 95 % stratified-bootstrap interval, and the probability that a run
+sparsity). Per variant: the win-rate statistic (IQM over seeds with a 95 % Yuen t-interval, mean ± std), its
+ratio to full MAST (IQM / full MAST IQM) with a 95 % Fieller interval, and the probability that a run
 of the variant beats a full MAST run; dense's row, where given, for context."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ CAPTION = ("Paper 2, MAST's components ablated one at a time on SMAX (not SMAC),
            "MAST (mast_sweep's runs at the cell's sparsity) and MAST without Soft Mellowmax (max in the target), "
            "without hybrid TD(λ) (one-step targets throughout) and without the dual buffer (one FIFO buffer), every "
            "run trained alike; dense for context. Win rate per run = mean test win rate of the last min(20, available) "
-           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap interval "
-           "(none for 1 seed), mean ± std; `ratio` = IQM / full MAST IQM with its 95 % stratified-bootstrap interval "
-           "(each variant's runs and full MAST's resampled separately); `p_improvement` = the probability that a run "
+           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % Yuen t-interval "
+           "(none for 1 seed), mean ± std; `ratio` = IQM / full MAST IQM with its 95 % Fieller interval "
+           "(each variant's runs and full MAST's as independent samples); `p_improvement` = the probability that a run "
            "of the variant beats a full MAST run (0.5 = no difference); `seeds` and `seed_list` = the runs behind "
            "each row.")
 REPRODUCES = ("Paper 2's component ablation (its section 5: why MAST works - Soft Mellowmax, hybrid TD(λ) and the dual "

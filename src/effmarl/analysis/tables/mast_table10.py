@@ -14,8 +14,8 @@ CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate aga
            ' in gradient updates (paper: 200): `Δm` as configured, `Δm used` as the runs used it (scaled by '
            'budget / 2 M env steps when the schedules scale with the budget). Per run the mean test win rate of the '
            'last min(20, available) '
-           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap "
-           "interval (none for 1 seed), mean and std; `seeds` = runs per row.")
+           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % Student-t "
+           "interval of that trimmed mean (Yuen) (none for 1 seed), mean and std; `seeds` = runs per row.")
 REPRODUCES = "Paper 2, Table 10."
 CLAIM = "Δm = 200 updates is a good topology-update interval."
 

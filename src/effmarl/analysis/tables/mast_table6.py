@@ -14,8 +14,8 @@ KEY = "cfg.mast.td_lambda.burn_in_fraction"
 CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
            'TD(λ) as a fraction of the budget (paper: T0 = 0.75 M of 2 M steps). Per run the mean test win rate '
            'of the last min(20, available) evaluations in the final 10 % of training; over seeds the IQM with a '
-           '95 % percentile-bootstrap '
-           'interval (none for 1 seed), mean and std; `seeds` = runs per row.')
+           '95 % Student-t '
+           'interval of that trimmed mean (Yuen) (none for 1 seed), mean and std; `seeds` = runs per row.')
 REPRODUCES = "Paper 2, Table 6."
 CLAIM = "One-step targets first, λ-returns after a burn-in (paper: T0 = 0.75 M of 2 M steps) work best."
 

@@ -12,8 +12,8 @@ from effmarl.analysis.metrics import LAST_K, ablation, judge
 KEY = "cfg.mast.td_lambda.lambda"
 CAPTION = ('Paper 2, Table 7 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the λ of the λ-returns after'
            " the burn-in (paper's best: 0.6). Per run the mean test win rate of the last min(20, available) "
-           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap "
-           "interval (none for 1 seed), mean and std; `seeds` = runs per row.")
+           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % Student-t "
+           "interval of that trimmed mean (Yuen) (none for 1 seed), mean and std; `seeds` = runs per row.")
 REPRODUCES = "Paper 2, Table 7."
 CLAIM = "λ = 0.6 is the paper's best."
 

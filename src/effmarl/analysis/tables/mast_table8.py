@@ -11,7 +11,7 @@ from effmarl.analysis.metrics import LAST_K, ablation, judge
 ALPHA, OMEGA = "cfg.mellowmax.alpha", "cfg.mellowmax.omega"
 CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over Soft Mellowmax's α (rows) and ω "
            "(columns). Cell: IQM over seeds of the per-run mean test win rate of the last min(20, available) "
-           "evaluations in the final 10 % of training, its 95 % percentile-bootstrap interval (none for 1 seed) "
+           "evaluations in the final 10 % of training, its 95 % Yuen t-interval (none for 1 seed) "
            "and n = seeds; * marks the default (α = 1, ω = 10).")
 REPRODUCES = "Paper 2, Table 8."
 CLAIM = "Soft Mellowmax is robust over a range of (α, ω)."

@@ -12,8 +12,8 @@ from effmarl.analysis.metrics import LAST_K, ablation, judge
 KEY = "cfg.mast.dual_buffer.batch_ratio"
 CAPTION = ('Paper 2, Table 9 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the dual-buffer batch split '
            'b1:b2, given as b1/b2 (paper: 3:1). Per run the mean test win rate of the last min(20, available) '
-           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % percentile-bootstrap "
-           "interval (none for 1 seed), mean and std; `seeds` = runs per row.")
+           "evaluations in the final 10 % of training; over seeds the IQM with a 95 % Student-t "
+           "interval of that trimmed mean (Yuen) (none for 1 seed), mean and std; `seeds` = runs per row.")
 REPRODUCES = "Paper 2, Table 9."
 CLAIM = "A 3:1 split between the large and the small buffer works best."
 
