@@ -7,4 +7,4 @@ cd "$(dirname "$0")/../.."
 profile=benchmarks/probe/sparsity_probe.yaml
 nice -n 10 snakemake --cores 2 --rerun-incomplete results/probe/mast_sweep/metrics.summary.parquet \
   results/probe/mast_fig8/metrics.summary.parquet --configfile "$profile"
-python benchmarks/probe/summarise_probe.py results/probe --out benchmarks/results/sparsity_probe_3m
+python benchmarks/probe/summarise_probe.py results/probe --out benchmarks/results/sparsity_probe_3m   # -> _table.md, .csv
