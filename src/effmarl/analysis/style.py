@@ -78,11 +78,6 @@ def fit_labels_inside(fig, rounds: int = 10) -> None:
             return
 
 
-def legend_right(ax, **kwargs):
-    """A legend outside the axes on the right, where it covers no data, label or footer."""
-    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
-
-
 # ---- paper 2 (MAST) drawing helpers shared by the mast_* figures -------------------------------------------------
 TICKET_NAMES = {"random": "random ticket", "winning": "winning ticket", "cheating": "cheating ticket"}
 OPERATOR_ORDER = ["max", "softmax", "mellowmax", "soft_mellowmax"]
