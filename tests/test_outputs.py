@@ -114,3 +114,11 @@ def test_the_components_table_reads_full_mast_from_the_sweep_the_ablated_runs_an
     assert made[("mast", "components")] == {"mast": [f"{R}/mast_sweep/metrics.summary.parquet"],
                                             "ablated": [f"{R}/mast_components/metrics.summary.parquet"],
                                             "dense": [f"{R}/mast_dense/metrics.summary.parquet"]}
+
+
+def test_one_curves_module_makes_one_output_per_algorithm_table_1_trained_with_its_variant():
+    runs = {"mast_dense": {"d": run()}, "mast_sweep": {"s": run()},
+            "mast_table1": {"q": run("qmix"), "r": run("res_qmix")}}
+    made = {(o.stem, o.name, o.variant) for o in profile_outputs(runs, {"studies": {s: {} for s in runs}}, R, F)
+            if o.name == "mast_curves"}
+    assert made == {("fig13_curves_qmix", "mast_curves", "qmix"), ("fig15_curves_res_qmix", "mast_curves", "res_qmix")}

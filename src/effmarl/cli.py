@@ -150,7 +150,13 @@ def _cmd_figure(args) -> int:
     _check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
     _check_named_inputs(args.inputs, module, f"figure {args.name}")
-    fig, shown = module.make(args.inputs)
+    variants = list(getattr(module, "OUTPUT", {}).get("variants", ()))
+    if args.variant is not None and args.variant not in variants:
+        raise ConfigError([f"--variant {args.variant!r}: figure {args.name} has "
+                           + (f"variants {', '.join(variants)}" if variants else "none")], "effmarl figure")
+    if variants and args.variant is None:
+        raise ConfigError([f"--variant is required: one of {', '.join(variants)}"], f"effmarl figure {args.name}")
+    fig, shown = module.make(args.inputs, variant=args.variant) if variants else module.make(args.inputs)
     for path in save_figure(fig, args.out, args.inputs, shown, name=args.name, caption=module.CAPTION):
         print(path)
     return 0
@@ -304,6 +310,8 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("name", help=f"which {name}")
         p.add_argument("inputs", nargs="+", help="input tables (e.g. results/<study>/summary.parquet)")
         p.add_argument("--out", required=True, help="output path without extension")
+        if name == "figure":
+            p.add_argument("--variant", help="which output of a module with several (mast_curves: the algorithm)")
         p.set_defaults(func=func)
 
     p = sub.add_parser("index", help="list regenerated figures and tables with captions and source runs")

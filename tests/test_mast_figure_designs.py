@@ -81,3 +81,28 @@ def test_fig8_with_fewer_than_three_sparsities_says_inside_the_image_that_it_is_
     (tmp_path / "three").mkdir()
     fig, _ = fig8.make(fig8_inputs(tmp_path / "three"))
     assert "fewer than 3 sparsities" not in stamp_text(fig)
+
+
+# ---- Figs. 13-15: one module, one output per algorithm ---------------------------------------------------------
+
+@pytest.mark.parametrize("variant, title", [("qmix", "QMIX on SMAX"), ("ow_qmix", "OW-QMIX on SMAX"),
+                                            ("res_qmix", "RES-QMIX on SMAX")])
+def test_the_curves_module_draws_the_algorithm_its_variant_names(tmp_path, variant, title):
+    from test_mast_analysis_figures import inputs_for
+
+    curves = importlib.import_module(FIGURES["mast_curves"])
+    fig, shown = curves.make(inputs_for(f"mast_curves {variant}", tmp_path), variant=variant)
+    assert fig.axes[0].get_title().startswith(title) and set(shown["cfg.algo"]) == {variant}
+
+
+def test_the_curves_command_needs_a_known_variant(tmp_path, capsys):
+    from test_mast_analysis_figures import inputs_for
+
+    from effmarl.cli import main
+
+    inputs = inputs_for("mast_curves ow_qmix", tmp_path)
+    assert main(["figure", "mast_curves", *inputs, "--out", str(tmp_path / "f")]) == 2
+    assert "--variant is required: one of qmix, ow_qmix, res_qmix" in capsys.readouterr().err
+    assert main(["figure", "mast_curves", "--variant", "wqmix", *inputs, "--out", str(tmp_path / "f")]) == 2
+    assert main(["figure", "mast_curves", "--variant", "ow_qmix", *inputs, "--out", str(tmp_path / "f")]) == 0
+    assert (tmp_path / "f.png").exists()
