@@ -7,11 +7,13 @@ from __future__ import annotations
 import importlib
 
 import numpy as np
+import pandas as pd
 import pytest
 from matplotlib.container import ErrorbarContainer
 from test_mast_analysis import summary, write
 
 from effmarl.analysis.figures import FIGURES
+from effmarl.config import ConfigError
 
 fig8 = importlib.import_module(FIGURES["mast_fig8"])
 T_2 = 4.302652729749464  # Student t, 2 degrees of freedom, 0.975 quantile
@@ -106,3 +108,61 @@ def test_the_curves_command_needs_a_known_variant(tmp_path, capsys):
     assert main(["figure", "mast_curves", "--variant", "wqmix", *inputs, "--out", str(tmp_path / "f")]) == 2
     assert main(["figure", "mast_curves", "--variant", "ow_qmix", *inputs, "--out", str(tmp_path / "f")]) == 0
     assert (tmp_path / "f.png").exists()
+
+
+# ---- Fig. 12: what each agent and unit type holds of the one budget --------------------------------------------
+
+fig12 = importlib.import_module(FIGURES["mast_fig12"])
+T_1 = 12.706204736174698  # Student t, 1 degree of freedom, 0.975 quantile
+
+
+def hand_masks(per_seed: dict[int, list[int]], types=("stalker", "stalker", "zealot", "zealot", "zealot"),
+               game_map="2s3z") -> pd.DataFrame:
+    """Masks of 2s3z runs: agent a's active connections per_seed[seed][a], split over two layers (1/4 and 3/4)."""
+    rows = []
+    for seed, actives in per_seed.items():
+        for agent, (unit, active) in enumerate(zip(types, actives, strict=True)):
+            for layer, part in (("agent.fc1.weight", active // 4), ("agent.fc2.weight", active - active // 4)):
+                rows.append({"cfg.study": "mast_alloc", "run_id": f"seed-{seed}", "git_commit": "abc",
+                             "cfg.profile": "t", "cfg.algo": "qmix", "cfg.env.map": game_map, "cfg.seed": seed,
+                             "layer": layer, "agent": agent, "unit_type": unit, "active": part, "numel": 1000})
+    return pd.DataFrame(rows)
+
+
+def test_fig12_shows_an_uneven_allocation_as_what_each_agent_and_type_holds_against_an_equal_split(tmp_path):
+    # seed 0: stalkers 300, 300, zealots 100, 100, 200 of 1000 -> held = 5 x share = 1.5, 1.5 | 0.5, 0.5, 1.0:
+    #   stalkers 1.5, zealots 2/3, shares 60 % / 40 %; seed 1: 200 each -> every agent and type holds 1.0
+    masks = hand_masks({0: [300, 300, 100, 100, 200], 1: [200, 200, 200, 200, 200]})
+    agents, types = fig12.holdings(masks)
+    seed0 = types[types["run_id"] == "seed-0"].set_index("unit_type")
+    assert seed0["held"].to_dict() == pytest.approx({"stalker": 1.5, "zealot": 2 / 3})
+    assert seed0["share"].to_dict() == pytest.approx({"stalker": 0.6, "zealot": 0.4})
+    assert sorted(agents.loc[agents["run_id"] == "seed-0", "held"]) == pytest.approx([0.5, 0.5, 1.0, 1.5, 1.5])
+    fig, _ = fig12.make([f"masks={write(masks, tmp_path / 'm.parquet')}"])
+    ax = fig.axes[0]
+    heights = [p.get_height() for p in ax.patches]
+    assert heights == pytest.approx([1.25, 5 / 6])  # stalker (1.5 + 1.0) / 2, zealot (2/3 + 1) / 2
+    (bars,) = [c for c in ax.collections if len(c.get_segments()) == 2]
+    ends = [tuple(seg[:, 1]) for seg in bars.get_segments()]
+    half = T_1 * np.std([1.5, 1.0], ddof=1) / np.sqrt(2)
+    assert ends[0] == pytest.approx((1.25 - half, 1.25 + half))
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == ["2s3z: stalker\n50% of budget", "2s3z: zealot\n50% of budget"]  # (60 + 40) / 2, (40 + 60) / 2
+
+
+def test_fig12_refuses_runs_whose_agents_are_all_of_one_unit_type(tmp_path):
+    masks = hand_masks({0: [300, 300, 400]}, types=("marine",) * 3, game_map="3m")
+    with pytest.raises(ConfigError) as err:
+        fig12.make([f"masks={write(masks, tmp_path / 'm.parquet')}"])
+    assert "several unit types" in err.value.lines[0]
+
+
+def test_fig12_counts_exactly_the_smax_maps_whose_allies_have_several_unit_types():
+    from effmarl.envs.smax import MAPS, scenario_kwargs
+
+    several = []
+    for name in MAPS:
+        scenario = scenario_kwargs(name)["scenario"]
+        if len(set(np.asarray(scenario.unit_types)[: scenario.num_allies].tolist())) > 1:
+            several.append(name)
+    assert fig12.INPUTS["masks"]["where_some"] == {"env.map": several}

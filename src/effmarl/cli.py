@@ -179,7 +179,7 @@ def _cmd_index(args) -> int:
     from effmarl.analysis.index import write_index
 
     _check_out_stem(args.out)
-    for path in write_index(args.outputs, args.out):
+    for path in write_index(args.outputs, args.out, json.loads(args.left_out) if args.left_out else None):
         print(path)
     return 0
 
@@ -317,6 +317,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("index", help="list regenerated figures and tables with captions and source runs")
     p.add_argument("outputs", nargs="+", help="figure and table files (their .provenance.json sidecars are read)")
     p.add_argument("--out", required=True, help="output path without extension (.md and .json are written)")
+    p.add_argument("--left-out", help="JSON list of {kind, name, stem, reason}: declared outputs the profile does "
+                   "not make (effmarl.outputs.left_out), listed with the reason")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("counters", help="cache/hardware counters and operator times of the sampling phase alone")

@@ -171,6 +171,11 @@ def _takes_all(runs: dict[str, dict], where: dict) -> bool:
     return all({_dotted(c, key) for c in runs.values()} >= set(_listed(values)) for key, values in where.items())
 
 
+def _where(spec: dict, variant: str | None) -> dict[str, list]:
+    """A role's `where` with "{variant}" replaced by the output's variant."""
+    return {k: [variant if v == "{variant}" else v for v in _listed(vs)] for k, vs in spec.get("where", {}).items()}
+
+
 def _role_files(spec: dict, study: str | None, runs: dict, config: dict, results: str, figures: str,
                 variant: str | None = None) -> list[str]:
     if "result" in spec:
@@ -182,7 +187,7 @@ def _role_files(spec: dict, study: str | None, runs: dict, config: dict, results
         names = [source] if source else []
     else:
         names = [s.replace("{study}", study or "") for s in _listed(spec["study"])]
-    where = {k: [variant if v == "{variant}" else v for v in _listed(vs)] for k, vs in spec.get("where", {}).items()}
+    where = _where(spec, variant)
     some = spec.get("where_some", {})
     names = [s for s in names if s in runs and (spec.get("run_file") or _takes_all(runs[s], where))
              and _takes_some(runs[s], some)]
@@ -198,13 +203,15 @@ def _matches(pattern: str, runs: dict) -> list[str]:
     return [s for s in runs if fnmatch.fnmatchcase(s, pattern)]
 
 
-def _why(role: str, spec: dict) -> str:
-    """Why role `role` found no file: what it reads and, with `where_some`, which runs count."""
-    some = "; ".join(f"{k} in {', '.join(map(str, _listed(v)))}" for k, v in spec.get("where_some", {}).items())
+def _why(spec: dict, variant: str | None = None) -> str:
+    """Why a role found no file: what it reads and, with `where` or `where_some`, which runs count."""
+    fields = {**_where(spec, variant), **spec.get("where_some", {})}
+    some = "; ".join(f"{k} in {', '.join(map(str, _listed(v)))}" for k, v in fields.items())
     return f"no {spec['doc']}" + (f" (counted only from runs with {some})" if some else "")
 
 
-def _resolve(runs: dict[str, dict], config: dict, results: str, figures: str) -> tuple[list[Output], list[LeftOut]]:
+def resolve(runs: dict[str, dict], config: dict, results: str, figures: str) -> tuple[list[Output], list[LeftOut]]:
+    """(profile_outputs, left_out) in one pass: what the profile makes and what it leaves out, with the reason."""
     made: list[Output] = []
     left: list[LeftOut] = []
     # outputs reading another output's file come second, once the outputs they read are decided
@@ -229,10 +236,10 @@ def _resolve(runs: dict[str, dict], config: dict, results: str, figures: str) ->
                                 if "output" not in spec or f in made_files] for role, spec in inputs.items()}
                 fill = {"study": study or ""}
                 out_stem = variant_stem or output["stem"].format(**fill)
-                lacking = [_why(role, inputs[role]) for role, paths in files.items()
+                lacking = [_why(inputs[role], variant) for role, paths in files.items()
                            if not paths and not inputs[role].get("optional")]
                 if "one_of" in output and not any(files[role] for role in output["one_of"]):
-                    lacking.append("none of " + " / ".join(_why(r, inputs[r]) for r in output["one_of"]))
+                    lacking.append("none of " + " / ".join(_why(inputs[r], variant) for r in output["one_of"]))
                 if lacking:
                     left.append(LeftOut(kind, name, out_stem, "; ".join(lacking)))
                     continue
@@ -248,10 +255,10 @@ def profile_outputs(runs: dict[str, dict], config: dict, results: str, figures: 
     file, when a `when` pattern matches no study, or when none of its `one_of` roles has a file. A role reading
     another output's file (`output`) finds it only when the profile makes that output; such modules are resolved
     after all others, so an `output` role must name the output of a module that has none itself."""
-    return _resolve(runs, config, results, figures)[0]
+    return resolve(runs, config, results, figures)[0]
 
 
 def left_out(runs: dict[str, dict], config: dict, results: str, figures: str) -> list[LeftOut]:
     """The declared outputs `profile_outputs` leaves out of this profile, each with the reason (the figure index
     lists them)."""
-    return _resolve(runs, config, results, figures)[1]
+    return resolve(runs, config, results, figures)[1]

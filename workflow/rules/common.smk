@@ -4,7 +4,7 @@ import re
 import shlex
 
 from effmarl.algos.variants import QMIX_VARIANTS
-from effmarl.outputs import profile_outputs
+from effmarl.outputs import resolve
 from effmarl.studies import process_groups, selection_studies
 from effmarl.resources import for_process, for_run
 

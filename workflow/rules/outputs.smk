@@ -9,7 +9,9 @@ REPORT_CAPTIONS = "../report"  # relative to this file
 # Which figures and tables this profile makes, and from which files: each figure and table module declares its
 # OUTPUT (group, stem, when) and the INPUTS it needs (studies, run tables, run filters); effmarl.outputs resolves
 # them against the profile's studies. A module whose needed studies the profile lacks is left out.
-for _out in profile_outputs(RUNS, config, RESULTS, FIGURES):
+# What it leaves out, with the reason, is listed in the figure index (LEFT_OUT, rule figure_index).
+_MADE, LEFT_OUT = resolve(RUNS, config, RESULTS, FIGURES)
+for _out in _MADE:
     if _out.kind == "figure":
         add_figure(_out.group, _out.stem, _out.name, _out.variant, **_out.inputs)
     else:

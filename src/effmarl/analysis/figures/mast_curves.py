@@ -32,7 +32,7 @@ INPUTS = {"dense": {"study": "mast_dense", "doc": "metrics.summary.parquet of ma
           "sweep": {"study": "mast_sweep",
                     "doc": "metrics.summary.parquet of mast_sweep (only the chosen sparsity is drawn)"},
           "baselines": {"study": "mast_table1", "where": {"algo": "{variant}"},
-                        "doc": "metrics.summary.parquet of mast_table1 (runs of the figure's algorithm)"},
+                        "doc": "metrics.summary.parquet of mast_table1"},
           "selection": {"output": "mast/tables/selection.csv", "doc": "the CSV of table mast_selection"}}
 VARIANTS = list(OUTPUT["variants"])
 
