@@ -163,3 +163,14 @@ def test_the_figure_index_lists_each_left_out_output_with_its_reason(tmp_path):
     assert "- figure `mast_fig12` (fig12_allocation): no agent_masks.summary.parquet of MAST runs on a map with " \
            "several unit types (counted only from runs with env.map in 2s3z, 3s5z)" in listed
     assert "`mast_fig8`" not in listed and "## figure `mast/one` (x)" in text.split("# Not made")[0]
+
+
+def test_a_variant_declaration_is_checked(monkeypatch):
+    import effmarl.outputs as outputs
+
+    bad = [("figure", "a", {"group": "g", "stem": "s", "variants": {"x": "s_x"}}, {}),
+           ("figure", "b", {"group": "g", "stem": "s"},
+            {"r": {"doc": "d", "study": "t", "where": {"algo": "{variant}"}}})]
+    monkeypatch.setattr(outputs, "declarations", lambda: bad)
+    assert outputs.problems() == ["figure a: OUTPUT variants is a {variant: stem} dict, without stem or for_each",
+                                  'figure b: INPUTS use "{variant}" but OUTPUT declares no variants']

@@ -114,6 +114,13 @@ def problems() -> list[str]:
             out.append(f"{where}: OUTPUT needs group and stem (or variants)")
         out += [f"{where}: OUTPUT key {k!r} unknown (allowed: {', '.join(sorted(OUTPUT_KEYS))})"
                 for k in set(output) - OUTPUT_KEYS]
+        variants = output.get("variants")
+        if variants is not None and ({"for_each", "stem"} & set(output) or not isinstance(variants, dict)):
+            out.append(f"{where}: OUTPUT variants is a {{variant: stem}} dict, without stem or for_each")
+        uses_variant = any("{variant}" in _listed(v) for spec in inputs.values() if isinstance(spec, dict)
+                           for v in spec.get("where", {}).values())
+        if uses_variant and "variants" not in output:
+            out.append(f"{where}: INPUTS use \"{{variant}}\" but OUTPUT declares no variants")
         for role, spec in inputs.items():
             if not isinstance(spec, dict):
                 out.append(f"{where}: INPUTS[{role!r}] must be a dict with doc and a source")
