@@ -1,5 +1,7 @@
 # effmarl workflow: configs/*.yaml -> runs -> tidy study tables -> figures and tables.
 # `snakemake --cores all` runs configs/default.yaml; choose another profile with --configfile.
+import json
+import shlex
 import sys
 
 from snakemake.utils import min_version
@@ -71,9 +73,10 @@ rule figure_index:
         f"{FIGURES}/index.json",
     params:
         stem=output_stem,
+        left_out=shlex.quote(json.dumps([vars(o) for o in LEFT_OUT])),  # declared outputs not made, and why
     log:
         f"{FIGURES}/logs/index.log",
     benchmark:
         f"{FIGURES}/benchmarks/index.tsv"
     shell:
-        "effmarl index {input} --out {params.stem} > {log} 2>&1"
+        "effmarl index {input} --out {params.stem} --left-out {params.left_out} > {log} 2>&1"

@@ -159,7 +159,8 @@ def test_a_missing_published_file_is_named_in_one_line(tmp_path):
     with pytest.raises(ConfigError) as info:
         render(doc.read_text(), doc, tmp_path)
     assert [line.split(": ", 1)[1] for line in info.value.lines] == ["no such published file"] * 2
-    assert set(BLOCKS) == {"paper1-claims", "paper2-claims", "paper2-table1", "default-costs"}
+    assert set(BLOCKS) == {"paper1-claims", "paper2-claims", "paper2-table1", "default-costs",
+                           "paper2-sparse-inference"}
 
 
 # ---- the README's commands ----------------------------------------------------------------------------------
@@ -230,3 +231,12 @@ def test_the_readmes_workflow_commands_dry_run_on_the_default_and_smoke_profiles
                                "--configfile", str(ROOT / config)],
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, f"{config} {sorted(wanted)}: {proc.stderr[-2000:]}"
+
+
+def test_results_quotes_sparse_inference_from_the_published_benchmark():
+    """docs/results.md's sparse-inference speeds are the published bench_sparse.csv's (issue 35: it quoted
+    0.5-0.8x from an older benchmark while the published file has compact at 0.38-0.48x)."""
+    text = (ROOT / "docs" / "results.md").read_text()
+    assert "<!-- published:paper2-sparse-inference -->" in text
+    block = text.split("<!-- published:paper2-sparse-inference -->")[1].split("<!-- /published:")[0]
+    assert "| compact | 0.38–0.48× |" in block and "| csr | 0.56–0.87× |" in block

@@ -181,7 +181,7 @@ def cells_inputs(tmp_path, seeds: int = 3, dense=(0.8, 0.8), algos=("qmix",), ma
 
 
 def test_a_learning_curve_figure_of_three_seeds_at_dense_plateau_carries_no_stamp(tmp_path):
-    fig13 = importlib.import_module(FIGURES["mast_fig13"])
+    fig13 = importlib.import_module(FIGURES["mast_curves"])
     inputs = [a for a in cells_inputs(tmp_path) if not a.startswith("sparsity=")]
     fig, _ = fig13.make(inputs)
     assert stamps(fig) == []
@@ -406,7 +406,7 @@ def test_figure13_smooths_each_seed_with_a_window_of_a_third_of_its_evaluations_
     d, s, b = (write(f, tmp_path / f"{n}.parquet") for f, n in ((dense, "d"), (sweep, "s"), (base, "b")))
     mast_selection.make([f"dense={d}", f"sweep={s}"]).to_csv(tmp_path / "sel.csv", index=False)
     inputs = [f"dense={d}", f"sweep={s}", f"baselines={b}", f"selection={tmp_path / 'sel.csv'}"]
-    fig13 = importlib.import_module(FIGURES["mast_fig13"])
+    fig13 = importlib.import_module(FIGURES["mast_curves"])
     fig, shown = fig13.make(inputs)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2 and all(len(ax.lines) == 3 for ax in panels)  # one panel per map, none empty

@@ -3,12 +3,14 @@ study renamed in the catalogue fails here instead of silently dropping its outpu
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from conftest import ROOT
 
 from effmarl.analysis.figures import FIGURES
 from effmarl.analysis.tables import TABLES
-from effmarl.outputs import needed_studies, problems, profile_outputs
+from effmarl.outputs import left_out, needed_studies, problems, profile_outputs
 from effmarl.studies import expand_all, load_catalogue, load_profile
 
 R, F = "res", "fig"
@@ -41,7 +43,8 @@ def test_the_smoke_and_paper_profiles_make_every_figure_and_table(profile):
 
 
 def test_an_output_is_left_out_when_a_study_it_needs_is_missing_and_made_without_an_optional_one():
-    runs = {"mast_alloc": {"a": run(sparse={"allocation": "learned"}), "b": run(sparse={"allocation": "manual"})}}
+    runs = {"mast_alloc": {"a": run(sparse={"allocation": "learned"}, env={"map": "2s3z"}),
+                           "b": run(sparse={"allocation": "manual"}, env={"map": "2s3z"})}}
     made = outputs_of(runs)
     # Figure 12 reads mast_alloc's masks and, optionally, its metrics: both given
     assert made[("mast", "fig12_allocation")]["inputs"] == {"masks": [f"{R}/mast_alloc/agent_masks.summary.parquet"],
@@ -95,7 +98,7 @@ def test_the_tickets_figure_reads_the_study_its_tickets_took_their_masks_from():
                                                          "mast": [f"{R}/mast_ref/metrics.summary.parquet"]}
 
 
-def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs():
+def test_the_default_profile_draws_figure_11_from_table_1s_own_mast_runs_and_leaves_figure_12_out_saying_why():
     cfg = load_profile(ROOT / "configs" / "default.yaml")
     runs = expand_all(cfg)
     made = {(o.group, o.stem): o.inputs for o in profile_outputs(runs, cfg, R, F)}
@@ -103,7 +106,27 @@ def test_the_default_profile_draws_figures_11_and_12_from_table_1s_own_mast_runs
     assert made[("mast", "fig11_first_layer_masks")]["masks"] == [f"{R}/mast_sweep/agent_masks.summary.parquet"]
     assert made[("mast", "fig11_first_layer_masks")]["mask_files"] == [f"{R}/mast_sweep/{rid}/masks.pt"
                                                                        for rid in runs["mast_sweep"]]
-    assert "allocation" not in made[("mast", "fig12_allocation")]
+    # 3m has one unit type: every agent's mean holding is the budget / 3 by construction, so no Fig. 12
+    assert {run["env"]["map"] for run in runs["mast_sweep"].values()} == {"3m"}
+    assert ("mast", "fig12_allocation") not in made
+    (why,) = [o.reason for o in left_out(runs, cfg, R, F) if o.name == "mast_fig12"]
+    assert "several unit types" in why and "env.map in 2s3z, 3s5z" in why
+
+
+def test_the_paper_profile_makes_figure_12_from_the_allocation_study_on_2s3z():
+    cfg = load_profile(ROOT / "configs" / "paper.yaml")
+    made = {(o.group, o.stem): o.inputs for o in profile_outputs(expand_all(cfg), cfg, R, F)}
+    assert made[("mast", "fig12_allocation")] == {"masks": [f"{R}/mast_alloc/agent_masks.summary.parquet"],
+                                                  "allocation": [f"{R}/mast_alloc/metrics.summary.parquet"]}
+
+
+def test_a_study_counts_for_where_some_when_one_of_its_runs_takes_a_listed_value():
+    multi = {"env": {"map": "2s3z"}}
+    runs = {"mast_sweep": {"a": run(env={"map": "3m"}), "b": run(**multi)}}
+    made = outputs_of(runs)
+    assert made[("mast", "fig12_allocation")]["inputs"] == {"masks": [f"{R}/mast_sweep/agent_masks.summary.parquet"]}
+    runs = {"mast_sweep": {"a": run(env={"map": "3m"})}}
+    assert ("mast", "fig12_allocation") not in outputs_of(runs)
     assert ("mast", "components") not in made  # mast_components is not in the default: it does not fit at 250 000
 
 
@@ -114,3 +137,40 @@ def test_the_components_table_reads_full_mast_from_the_sweep_the_ablated_runs_an
     assert made[("mast", "components")] == {"mast": [f"{R}/mast_sweep/metrics.summary.parquet"],
                                             "ablated": [f"{R}/mast_components/metrics.summary.parquet"],
                                             "dense": [f"{R}/mast_dense/metrics.summary.parquet"]}
+
+
+def test_one_curves_module_makes_one_output_per_algorithm_table_1_trained_with_its_variant():
+    runs = {"mast_dense": {"d": run()}, "mast_sweep": {"s": run()},
+            "mast_table1": {"q": run("qmix"), "r": run("res_qmix")}}
+    made = {(o.stem, o.name, o.variant) for o in profile_outputs(runs, {"studies": {s: {} for s in runs}}, R, F)
+            if o.name == "mast_curves"}
+    assert made == {("fig13_curves_qmix", "mast_curves", "qmix"), ("fig15_curves_res_qmix", "mast_curves", "res_qmix")}
+
+
+def test_the_figure_index_lists_each_left_out_output_with_its_reason(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from effmarl.analysis.io import save_figure
+    from effmarl.cli import main
+
+    fig, _ = plt.subplots()
+    made = [str(p) for p in save_figure(fig, tmp_path / "mast" / "one", [], name="x", caption="a figure")]
+    cfg = load_profile(ROOT / "configs" / "default.yaml")
+    left = [vars(o) for o in left_out(expand_all(cfg), cfg, R, F)]
+    assert main(["index", *made, "--out", str(tmp_path / "index"), "--left-out", json.dumps(left)]) == 0
+    text = (tmp_path / "index.md").read_text()
+    listed = text.split("# Not made in this profile")[1]
+    assert "- figure `mast_fig12` (fig12_allocation): no agent_masks.summary.parquet of MAST runs on a map with " \
+           "several unit types (counted only from runs with env.map in 2s3z, 3s5z)" in listed
+    assert "`mast_fig8`" not in listed and "## figure `mast/one` (x)" in text.split("# Not made")[0]
+
+
+def test_a_variant_declaration_is_checked(monkeypatch):
+    import effmarl.outputs as outputs
+
+    bad = [("figure", "a", {"group": "g", "stem": "s", "variants": {"x": "s_x"}}, {}),
+           ("figure", "b", {"group": "g", "stem": "s"},
+            {"r": {"doc": "d", "study": "t", "where": {"algo": "{variant}"}}})]
+    monkeypatch.setattr(outputs, "declarations", lambda: bad)
+    assert outputs.problems() == ["figure a: OUTPUT variants is a {variant: stem} dict, without stem or for_each",
+                                  'figure b: INPUTS use "{variant}" but OUTPUT declares no variants']

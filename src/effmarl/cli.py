@@ -150,7 +150,13 @@ def _cmd_figure(args) -> int:
     _check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
     _check_named_inputs(args.inputs, module, f"figure {args.name}")
-    fig, shown = module.make(args.inputs)
+    variants = list(getattr(module, "OUTPUT", {}).get("variants", ()))
+    if args.variant is not None and args.variant not in variants:
+        raise ConfigError([f"--variant {args.variant!r}: figure {args.name} has "
+                           + (f"variants {', '.join(variants)}" if variants else "none")], "effmarl figure")
+    if variants and args.variant is None:
+        raise ConfigError([f"--variant is required: one of {', '.join(variants)}"], f"effmarl figure {args.name}")
+    fig, shown = module.make(args.inputs, variant=args.variant) if variants else module.make(args.inputs)
     for path in save_figure(fig, args.out, args.inputs, shown, name=args.name, caption=module.CAPTION):
         print(path)
     return 0
@@ -173,7 +179,7 @@ def _cmd_index(args) -> int:
     from effmarl.analysis.index import write_index
 
     _check_out_stem(args.out)
-    for path in write_index(args.outputs, args.out):
+    for path in write_index(args.outputs, args.out, json.loads(args.left_out) if args.left_out else None):
         print(path)
     return 0
 
@@ -304,11 +310,15 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("name", help=f"which {name}")
         p.add_argument("inputs", nargs="+", help="input tables (e.g. results/<study>/summary.parquet)")
         p.add_argument("--out", required=True, help="output path without extension")
+        if name == "figure":
+            p.add_argument("--variant", help="which output of a module with several (mast_curves: the algorithm)")
         p.set_defaults(func=func)
 
     p = sub.add_parser("index", help="list regenerated figures and tables with captions and source runs")
     p.add_argument("outputs", nargs="+", help="figure and table files (their .provenance.json sidecars are read)")
     p.add_argument("--out", required=True, help="output path without extension (.md and .json are written)")
+    p.add_argument("--left-out", help="JSON list of {kind, name, stem, reason}: declared outputs the profile does "
+                   "not make (effmarl.outputs.left_out), listed with the reason")
     p.set_defaults(func=_cmd_index)
 
     p = sub.add_parser("counters", help="cache/hardware counters and operator times of the sampling phase alone")

@@ -12,7 +12,8 @@ Links in a block are relative to the file it is written into. tests/test_docs.py
 what this would write, so a number quoted from `published/` cannot drift from the file it comes from.
 
 Blocks (BLOCKS): `paper1-claims`, `paper2-claims` (claim, paper, ours), `paper2-table1` (Table 1 of the default
-profile) and `default-costs` (what each part of the default profile cost, from `effmarl costs` tables).
+profile), `default-costs` (what each part of the default profile cost, from `effmarl costs` tables) and
+`paper2-sparse-inference` (each sparse inference form's speed against dense, from `effmarl bench sparse`).
 """
 
 from __future__ import annotations
@@ -121,6 +122,25 @@ def _costs(read, link) -> str:
                    "peak memory of a job", "finished"], rows) + "\n"
 
 
+SPARSE_BENCH = "bench/bench_sparse"  # the default profile's `effmarl bench sparse` table, under published/default
+
+
+def _sparse_inference(read, link) -> str:
+    """Per sparse form of `effmarl bench sparse`: speedup = dense time / its time, min-max over the batch sizes."""
+    stem = SPARSE_BENCH
+    rows = _rows(read(f"{stem}.csv"))
+    prov = json.loads(read(f"{stem}.provenance.json"))
+    sizes = sorted({int(r["rows"]) for r in rows})
+    body = []
+    for form in dict.fromkeys(r["variant"] for r in rows if r["variant"] != "dense"):
+        speed = [float(r["speedup_vs_dense"]) for r in rows if r["variant"] == form]
+        body.append([form, f"{min(speed):.2f}–{max(speed):.2f}×"])
+    flops = float(rows[0]["flops_ratio"])
+    return (_table(["form", f"speed / dense (batch {sizes[0]}–{sizes[-1]} rows)"], body)
+            + f"\n\nForward FLOPs {flops:.3f} of dense ({1 / flops:.1f}× fewer). Measured on {_measured(prov)}: "
+            f"[`published/default/{stem}.md`]({link(stem + '.md')}).\n")
+
+
 BLOCKS: dict[str, Block] = {
     "paper1-claims": Block(("paper1/tables/claims.csv", "paper1/tables/claims.provenance.json"),
                            _claims("paper1/tables/claims")),
@@ -128,6 +148,8 @@ BLOCKS: dict[str, Block] = {
                            _claims("mast/tables/claims")),
     "paper2-table1": Block(("mast/tables/table1.csv", "mast/tables/table1.provenance.json"), _table1),
     "default-costs": Block(tuple(f"{s}.{e}" for s in COST_PARTS for e in ("csv", "provenance.json")), _costs),
+    "paper2-sparse-inference": Block(tuple(f"{SPARSE_BENCH}.{e}" for e in ("csv", "provenance.json")),
+                                     _sparse_inference),
 }
 
 

@@ -4,7 +4,7 @@ import re
 import shlex
 
 from effmarl.variants import QMIX_VARIANTS
-from effmarl.outputs import profile_outputs
+from effmarl.outputs import resolve
 from effmarl.studies import process_groups, selection_studies
 from effmarl.resources import for_process, for_run
 
@@ -122,10 +122,11 @@ FIGURE_SPECS = {}
 TABLE_SPECS = {}
 
 
-def add_figure(group, stem, name, **inputs):
-    """Register figure `name` (analysis/figures) made from the named `inputs` (role=[paths]) as
-    {FIGURES}/<group>/<stem>.{pdf,png}."""
-    FIGURE_SPECS[(group, stem)] = {"name": name, "inputs": {role: list(paths) for role, paths in inputs.items()}}
+def add_figure(group, stem, name, variant=None, **inputs):
+    """Register figure `name` (analysis/figures; its `variant` where the module has several) made from the named
+    `inputs` (role=[paths]) as {FIGURES}/<group>/<stem>.{pdf,png}."""
+    FIGURE_SPECS[(group, stem)] = {"name": name, "variant": variant,
+                                   "inputs": {role: list(paths) for role, paths in inputs.items()}}
     STUDY_TARGETS.setdefault(group, []).extend(figure_files(group, stem))
 
 

@@ -9,8 +9,13 @@ REPORT_CAPTIONS = "../report"  # relative to this file
 # Which figures and tables this profile makes, and from which files: each figure and table module declares its
 # OUTPUT (group, stem, when) and the INPUTS it needs (studies, run tables, run filters); effmarl.outputs resolves
 # them against the profile's studies. A module whose needed studies the profile lacks is left out.
-for _out in profile_outputs(RUNS, config, RESULTS, FIGURES):
-    (add_figure if _out.kind == "figure" else add_table)(_out.group, _out.stem, _out.name, **_out.inputs)
+# What it leaves out, with the reason, is listed in the figure index (LEFT_OUT, rule figure_index).
+_MADE, LEFT_OUT = resolve(RUNS, config, RESULTS, FIGURES)
+for _out in _MADE:
+    if _out.kind == "figure":
+        add_figure(_out.group, _out.stem, _out.name, _out.variant, **_out.inputs)
+    else:
+        add_table(_out.group, _out.stem, _out.name, **_out.inputs)
 
 
 localrules:  # figure_index: the Snakefile
@@ -36,6 +41,7 @@ for (_group, _stem), _spec in FIGURE_SPECS.items():
             provenance=f"{FIGURES}/{_group}/{_stem}.provenance.json",
         params:
             name=_spec["name"],
+            variant=f"--variant {_spec['variant']} " if _spec["variant"] else "",
             args=named_args(_spec["inputs"]),
             stem=output_stem,
         log:
@@ -44,7 +50,7 @@ for (_group, _stem), _spec in FIGURE_SPECS.items():
         benchmark:
             f"{FIGURES}/{_group}/benchmarks/{_stem}.figure.tsv"
         shell:
-            "effmarl figure {params.name} {params.args} --out {params.stem} > {log} 2>&1"
+            "effmarl figure {params.name} {params.variant}{params.args} --out {params.stem} > {log} 2>&1"
 
 
 for (_group, _stem), _spec in TABLE_SPECS.items():

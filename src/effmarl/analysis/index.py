@@ -1,6 +1,7 @@
 """The figure index: one page listing every regenerated figure and table with its caption, the runs
 (profile, commit) it was made from and, for a paper-2 output, whether it is evidence (its stamp), read from the
-provenance sidecars the figure/table commands write."""
+provenance sidecars the figure/table commands write; and the declared outputs the profile leaves out, with the
+reason (effmarl.outputs.left_out: e.g. Fig. 12 where no map has several unit types)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,9 @@ def output_name(stem: str | Path, out_stem: str | Path) -> str:
     return str(stem.relative_to(root)) if stem.is_relative_to(root) else str(stem)
 
 
-def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
+def write_index(outputs: list[str], out_stem: str | Path, left_out: list[dict] | None = None) -> list[Path]:
+    """index.md and index.json of `outputs`; index.md ends with `left_out` ({kind, name, stem, reason}: the declared
+    outputs the profile does not make, effmarl.outputs.left_out), each with the reason."""
     out_stem = Path(out_stem)
     items = entries(outputs)
     lines = ["# Regenerated figures and tables", "",
@@ -49,5 +52,9 @@ def write_index(outputs: list[str], out_stem: str | Path) -> list[Path]:
                   "files: " + ", ".join(f"[{r}]({r})" for r in rel), "",
                   f"source: {item['source_runs'] or 'see provenance sidecar'}; made {item['made_at']} "
                   f"at commit {str(item['commit'])[:10]}", ""]
+    if left_out:
+        lines += ["# Not made in this profile", "",
+                  "Declared by a figure or table module, left out here because the profile lacks what it needs:", ""]
+        lines += [f"- {o['kind']} `{o['name']}` ({o['stem']}): {o['reason']}" for o in left_out] + [""]
     return [io.write_text(out_stem.with_suffix(".md"), "\n".join(lines)),
             io.write_json(out_stem.with_suffix(".json"), items)]

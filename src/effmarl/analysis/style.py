@@ -78,11 +78,6 @@ def fit_labels_inside(fig, rounds: int = 10) -> None:
             return
 
 
-def legend_right(ax, **kwargs):
-    """A legend outside the axes on the right, where it covers no data, label or footer."""
-    return ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, **kwargs)
-
-
 # ---- paper 2 (MAST) drawing helpers shared by the mast_* figures -------------------------------------------------
 TICKET_NAMES = {"random": "random ticket", "winning": "winning ticket", "cheating": "cheating ticket"}
 OPERATOR_ORDER = ["max", "softmax", "mellowmax", "soft_mellowmax"]
@@ -124,13 +119,14 @@ def note(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3", wrap=True)
 
 
-def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "iqm") -> None:
-    """Bars of `value` (IQM) with the bootstrap interval as error bars where there is one, and each bar's seed count
-    written above it ('n=1: no interval' where one seed)."""
+def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "iqm", lo: str = "iqm_lo",
+         hi: str = "iqm_hi") -> None:
+    """Bars of `value` (IQM) with its interval [`lo`, `hi`] as error bars where there is one, and each bar's seed
+    count written above it ('n=1: no interval' where one seed)."""
     x = np.arange(len(stats))
     heights = stats[value].to_numpy(dtype=float)
     ax.bar(x, np.nan_to_num(heights), color=colors, edgecolor="0.2", linewidth=0.5)
-    lo, hi = stats["iqm_lo"].to_numpy(dtype=float), stats["iqm_hi"].to_numpy(dtype=float)
+    lo, hi = stats[lo].to_numpy(dtype=float), stats[hi].to_numpy(dtype=float)
     has = np.isfinite(lo) & np.isfinite(hi)
     if has.any():
         ax.errorbar(x[has], heights[has], yerr=[heights[has] - lo[has], hi[has] - heights[has]], fmt="none",

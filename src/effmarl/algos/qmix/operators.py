@@ -96,10 +96,6 @@ def per_agent_operator(value: Callable[[torch.Tensor, torch.Tensor], torch.Tenso
     return op
 
 
-def soft_mellowmax_operator(alpha: float, omega: float) -> Operator:
-    return per_agent_operator(agent_value({"alpha": alpha, "omega": omega}))
-
-
 def choose_operator(algo: str, mellowmax: dict | None) -> Operator:
     """The operator of `algo`; with the mellowmax component on (`mellowmax`: {"operator", "alpha", "omega",
     "beta"}) the target mixer over each agent's chosen operator replaces it."""

@@ -1,6 +1,7 @@
 """One module per figure; each exposes `CAPTION`, `REPRODUCES`, `CLAIM` (the one source of its captions:
 effmarl.analysis.report writes its report caption from them) and
-`make(inputs: list[str]) -> (matplotlib Figure, the run table it shows, for the footer naming its runs)`."""
+`make(inputs: list[str]) -> (matplotlib Figure, the run table it shows, for the footer naming its runs)`; a module
+declaring `variants` (effmarl.outputs) takes `make(inputs, variant)`."""
 
 FIGURES = {
     "skeleton_returns": "effmarl.analysis.figures.skeleton_returns",
@@ -13,9 +14,7 @@ FIGURES = {
     "mast_fig10": "effmarl.analysis.figures.mast_fig10",
     "mast_fig11": "effmarl.analysis.figures.mast_fig11",
     "mast_fig12": "effmarl.analysis.figures.mast_fig12",
-    "mast_fig13": "effmarl.analysis.figures.mast_fig13",
-    "mast_fig14": "effmarl.analysis.figures.mast_fig14",
-    "mast_fig15": "effmarl.analysis.figures.mast_fig15",
+    "mast_curves": "effmarl.analysis.figures.mast_curves",  # Figs. 13-15, one per algorithm (its variants)
     "mast_fig16": "effmarl.analysis.figures.mast_fig16",
     "paper1_phases": "effmarl.analysis.figures.paper1_phases",
     "paper1_sampling_bench": "effmarl.analysis.figures.paper1_sampling_bench",

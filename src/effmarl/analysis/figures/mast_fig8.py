@@ -3,11 +3,20 @@ sparsity on one algorithm and map, and/or Table 1's baseline runs `mast_table1` 
 replace mast_fig8's runs of the same method and sparsity: no run is counted twice), MAST from mast_sweep rows of the
 same algorithm and map, dense as a horizontal line with its interval band. Every run of a panel must be trained
 alike (metrics.require_comparable): a baseline with a shorter budget beside a longer-trained MAST is refused, not
-drawn."""
+drawn.
+
+Per method m and sparsity s, over the n seeds' per-run win rates w_1..w_n (metrics.final_win_rate):
+    point  w̄ = (1/n) Σ w_i,   error bar  w̄ ± t_{n-1, 0.975} · sd(w) / √n   (stats.mean_interval; none for n = 1);
+dense likewise, drawn as a line at w̄_dense with a band over its interval. The methods at one sparsity are drawn
+side by side (`dodge`) so that none hides another. A panel with fewer than MIN_SPARSITIES sparsities cannot show
+where a method falls below dense: the figure is stamped illustrative with that reason."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
@@ -17,20 +26,22 @@ from effmarl.analysis.metrics import (
     final_win_rate,
     judge,
     require_comparable,
-    seed_stats,
+    run_columns,
     seeds_text,
 )
+from effmarl.analysis.metrics.stats import mean_interval
 from effmarl.analysis.style import algo_name, map_name, method_color, method_name
 from effmarl.config import ConfigError
 
 KEYS = ["cfg.algo", "cfg.env.map"]
 CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse-training method (MAST from the "
            "sparsity sweep; the baselines from Table 1's runs at the selected sparsity and from their own "
-           "sparsity grid elsewhere), dense as a horizontal line (band = its interval); every run of a "
-           "panel trained alike (budget, update ratio, schedules). Point = IQM over seeds of the per-run "
-           "mean test win rate of the last min(20, available) evaluations in the final 10 % of training; error "
-           "bar = 95 % percentile-bootstrap "
-           "interval (none for 1 seed); legend gives n = seeds.")
+           "sparsity grid elsewhere), dense as a horizontal dashed line with its interval as a band; every run of a "
+           "panel trained alike (budget, update ratio, schedules). Point = mean over seeds of the per-run mean test "
+           "win rate of the last min(20, available) evaluations in the final 10 % of training; error bar and band = "
+           "95 % Student-t interval of that mean (none for 1 seed); legend gives n = seeds. Methods at one sparsity "
+           "are drawn side by side (a small x offset; the ticks mark the sparsities trained). A panel with fewer "
+           "than 3 sparsities is stamped illustrative: it cannot show where a method falls below dense.")
 REPRODUCES = "Paper 2, Figure 8."
 CLAIM = ("MAST holds the dense win rate to higher sparsity than the baselines; the sweep also chooses Table "
          "1's sparsity.")
@@ -45,6 +56,32 @@ INPUTS = {"fig8": {"study": "mast_fig8", "optional": True, "doc": "metrics.summa
           "sweep": {"study": "mast_sweep", "doc": "metrics.summary.parquet of mast_sweep"}}
 MAX_COLUMNS = 4
 POINT = ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"]
+MIN_SPARSITIES = 3  # a sweep of fewer points cannot show where a method falls below dense
+DODGE = 0.3  # the methods at one sparsity spread over this share of the smallest gap between swept sparsities
+LONE_SPREAD = 0.02  # their spread where a panel has one sparsity (no gap to take a share of)
+
+
+def sweep_stats(per_run: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
+    """Per group of `keys`: `mean` over its runs of `value`, `lo`/`hi` its 95 % Student-t interval
+    (stats.mean_interval: NaN for one run) and `seeds`, the number of runs."""
+    ident = run_columns(per_run)
+    rows = []
+    for values, group in per_run.groupby(keys, dropna=False, sort=True):
+        v = group[value].to_numpy(dtype=float)
+        lo, hi = mean_interval(v)
+        rows.append({**dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True)),
+                     "mean": float(np.nanmean(v)) if np.isfinite(v).any() else np.nan, "lo": lo, "hi": hi,
+                     "seeds": int(len(group.drop_duplicates(ident))) if ident else len(group)})
+    return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "seeds"])
+
+
+def dodge(methods: list[str], sparsities) -> dict[str, float]:
+    """{method: x offset}: the methods spread evenly, in order, over DODGE x the smallest gap between the
+    `sparsities` (LONE_SPREAD where there is one), centred on 0."""
+    s = np.unique(np.asarray(list(sparsities), dtype=float))
+    spread = DODGE * float(np.diff(s).min()) if len(s) > 1 else LONE_SPREAD
+    step = spread / max(len(methods) - 1, 1)
+    return {m: (i - (len(methods) - 1) / 2) * step for i, m in enumerate(methods)}
 
 
 def make(inputs: list[str], k: int = LAST_K):
@@ -63,38 +100,52 @@ def make(inputs: list[str], k: int = LAST_K):
     sweep = read_tables(named["sweep"]).merge(cells, on=KEYS).assign(**{"cfg.sparse.method": "mast"})
     require_comparable({"fig8": fig8, "baselines": table1, "dense": dense, "sweep": sweep}, "effmarl figure mast_fig8")
     runs = pd.concat([f for f in (baselines, sweep) if len(f)], ignore_index=True)
-    stats = seed_stats(final_win_rate(runs, k), [*KEYS, "cfg.sparse.method", "cfg.sparse.sparsity"])
-    dstats = seed_stats(final_win_rate(dense, k), KEYS) if len(dense) else None
+    stats = sweep_stats(final_win_rate(runs, k), POINT)
+    dstats = sweep_stats(final_win_rate(dense, k), KEYS) if len(dense) else None
     cells = cells.sort_values(KEYS)
     ncols = min(len(cells), MAX_COLUMNS)  # the paper profile's 12 cells: 3 rows of 4
     nrows = -(-len(cells) // ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.4 * nrows), squeeze=False)
     for ax in axes.flat[len(cells):]:
         ax.set_visible(False)
+    short = []  # panels with too few sparsities to show a breakdown point
     for ax, (algo, name) in zip(axes.flat, cells.values.tolist(), strict=False):
         cell = stats[(stats["cfg.algo"] == algo) & (stats["cfg.env.map"] == name)]
         methods = [m for m in METHOD_ORDER if m in set(cell["cfg.sparse.method"])]
         methods += sorted(set(cell["cfg.sparse.method"]) - set(methods))
-        for m in methods:
-            rows = cell[cell["cfg.sparse.method"] == m].sort_values("cfg.sparse.sparsity")
-            lo, hi = rows["iqm_lo"], rows["iqm_hi"]
-            yerr = None if lo.isna().all() else [(rows["iqm"] - lo).fillna(0), (hi - rows["iqm"]).fillna(0)]
-            ax.errorbar(rows["cfg.sparse.sparsity"], rows["iqm"], yerr=yerr, marker="o", capsize=3,
-                        color=method_color(m), label=f"{method_name(m)} ({seeds_text(rows['seeds'])})")
+        sparsities = sorted(cell["cfg.sparse.sparsity"].astype(float).unique())
+        if len(sparsities) < MIN_SPARSITIES:
+            short.append(f"{algo_name(algo)} {map_name(name)}: {', '.join(f'{s:g}' for s in sparsities)}")
+        offset = dodge(methods, sparsities)
         if dstats is not None:
             d = dstats[(dstats["cfg.algo"] == algo) & (dstats["cfg.env.map"] == name)]
             if len(d):
                 d = d.iloc[0]
-                ax.axhline(d["iqm"], color=method_color("dense"), linestyle="--",
+                ax.axhline(d["mean"], color=method_color("dense"), linestyle="--",
                            label=f"Dense ({seeds_text(d['seeds'])})")
-                if d[["iqm_lo", "iqm_hi"]].notna().all():
-                    ax.axhspan(d["iqm_lo"], d["iqm_hi"], color=method_color("dense"), alpha=0.15, linewidth=0)
+                if np.isfinite([d["lo"], d["hi"]]).all():
+                    ax.axhspan(d["lo"], d["hi"], color=method_color("dense"), alpha=0.15, linewidth=0)
+        for m in methods:
+            rows = cell[cell["cfg.sparse.method"] == m].sort_values("cfg.sparse.sparsity")
+            yerr = None if rows["lo"].isna().all() else [(rows["mean"] - rows["lo"]).fillna(0),
+                                                          (rows["hi"] - rows["mean"]).fillna(0)]
+            ax.errorbar(rows["cfg.sparse.sparsity"].astype(float) + offset[m], rows["mean"], yerr=yerr, marker="o",
+                        markersize=4, capsize=2, linewidth=1, color=method_color(m),
+                        label=f"{method_name(m)} ({seeds_text(rows['seeds'])})")
+        ax.set_xticks(sparsities)
+        ax.set_xticklabels([f"{s:g}" for s in sparsities])
+        if len(sparsities) == 1:  # room for the spread methods either side of the one sparsity
+            ax.set_xlim(sparsities[0] - 2 * LONE_SPREAD, sparsities[0] + 2 * LONE_SPREAD)
         ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}", fontsize=9)
-        ax.set_xlabel("sparsity")
-        ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
+        ax.set_xlabel("sparsity (methods side by side at each)")
+        ax.set_ylabel(f"win rate (mean over seeds, final 10 %, <= {k} evals)", fontsize=8)
         ax.set_ylim(-0.02, 1.05)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
-    mark_evidence(fig, judge(runs, POINT, dense=dense))
+    verdict = judge(runs, POINT, dense=dense)
+    if short:
+        verdict = dataclasses.replace(verdict, reasons=(
+            *verdict.reasons, f"fewer than {MIN_SPARSITIES} sparsities per panel ({'; '.join(short)}): no sweep to "
+            "show where a method falls below dense"))
+    mark_evidence(fig, verdict)
     return fig, pd.concat([f for f in (runs, dense) if len(f)], ignore_index=True)
-

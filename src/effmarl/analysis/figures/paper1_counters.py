@@ -40,14 +40,6 @@ SAMPLERS = ["uniform", "neighbor"]
 WIDTH = 0.38
 
 
-def above_noise(table: pd.DataFrame) -> pd.Series:
-    """True where a counter difference is a measurement: positive and, when a per-transition `noise` is
-    recorded, larger than it."""
-    value = table["per_sampled_transition"].astype(float)
-    noise = table["noise"].astype(float).fillna(0.0) if "noise" in table else 0.0
-    return value > noise
-
-
 def spread_of(ok: pd.DataFrame) -> pd.DataFrame:
     """`counter_spread` of the available rows, with `measured` = the median is above the median recorded noise
     (above 0 without a `noise` column)."""
