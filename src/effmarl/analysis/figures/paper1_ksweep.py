@@ -21,8 +21,8 @@ from effmarl.analysis.metrics.ksweep import LINES, K, headline, per_run
 CAPTION = ("Paper 1, Figure 3's neighbor window k (no paper figure: the paper does not publish its k; this sweep "
            "chooses it): mini-batch sampling time per update round (ms, inside training) and mean predators' return "
            "over the last 20 % of episodes vs k, per algorithm, storage and N; points are seeds, lines "
-           "their means, bars the interval over seeds (95 % percentile bootstrap of the mean with 3 or more seeds, "
-           "min–max with 2, none with 1). Above the panels: the fastest k by mean and whether its interval is "
+           "their means, bars the 95 % Student-t interval of the mean over seeds (stats.mean_interval; none with 1 "
+           "seed). Above the panels: the fastest k by mean and whether its interval is "
            "separated from the next fastest k's. k = 1 draws exactly what uniform sampling draws. Dashed: the random "
            "policy's mean predators' return at the same N.")
 REPRODUCES = ("Paper 1, Figure 3's neighbor window k. No paper figure: the paper does not publish its window; this "
