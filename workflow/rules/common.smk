@@ -5,7 +5,7 @@ import shlex
 
 from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.outputs import profile_outputs
-from effmarl.studies import process_groups, selection_studies
+from effmarl.studies import process_groups, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
 
 # Final outputs, registered as {group: [paths]} (outputs.smk, bench.smk); the target `all` builds them all.
@@ -93,12 +93,46 @@ def alternatives(values):
     return "|".join(re.escape(v) for v in values)
 
 
-def thread_env():
-    """Shell prefix limiting every thread pool a run may start to the rule's {threads}: torch (set by the run from
-    its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
-    return ("export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-            "XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
-            "intra_op_parallelism_threads={threads}\"; ")
+def thread_env(threads="{threads}"):
+    """Shell prefix limiting every thread pool a run may start to `threads` (the rule's {threads} unless given):
+    torch (set by the run from its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
+    return (f"export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
+            f"XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
+            f"intra_op_parallelism_threads={threads}\"; ")
+
+
+# Times taken alone (issue 34, docs/running.md): a job whose output becomes a time, a share of time or a timing
+# ranking runs with no other workflow job beside it. The timing jobs: every run of a study the catalogue declares
+# `timing: true` (configs/studies.yaml, effmarl.studies.timing_studies) and the rules named in TIMING_RULES; this is
+# the one place that decides. Locally such a job reserves every core Snakemake schedules (threads = --cores;
+# Snakemake caps a rule's threads at --cores, and `--cores all` is the machine's count), and every job reserves at
+# least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
+# (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
+# shells of timing jobs pass {params.threads}, never {threads}.
+TIMING_STUDIES = timing_studies(config)
+TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
+MEASURED_THREADS = 1
+ALONE_ON_SLURM = "--exclusive"
+
+
+def timing_job(rule=None, run=None):
+    """Whether the job of rule `rule`, or the one training run "<study>/<run id>", is a timing job."""
+    return rule in TIMING_RULES or (run is not None and run.split("/", 1)[0] in TIMING_STUDIES)
+
+
+def job_threads(timing, threads=1):
+    """The cores a job reserves: all of --cores for a timing job (alone), else `threads`."""
+    return workflow.cores if timing else threads
+
+
+def process_threads(timing, threads=1):
+    """The threads the job's process computes with: MEASURED_THREADS for a timing job, else its reserved `threads`."""
+    return MEASURED_THREADS if timing else threads
+
+
+def slurm_options(timing):
+    """A SLURM job's extra sbatch options: the node to itself for a timing job; none (None: no resource) else."""
+    return ALONE_ON_SLURM if timing else None
 
 
 def figure_files(study, stem):

@@ -69,14 +69,17 @@ for _kind, (_files, _runs) in train_groups().items():
             f"{RESULTS}/{{run}}/train.benchmark.tsv"
         wildcard_constraints:
             run=alternatives(_runs),
-        threads: 1
+        params:  # the run's compute threads; a timing run (common.smk) reserves more, to run alone
+            threads=lambda wc, threads: process_threads(timing_job(run=wc.run), threads),
+        threads: lambda wc: job_threads(timing_job(run=wc.run))
         resources:  # derived from the run's config: what a cluster job must ask for
             mem_mb=lambda wc: run_resources(wc.run, "mem_mb"),
             runtime=lambda wc: run_resources(wc.run, "runtime"),
             gpu=lambda wc: run_resources(wc.run, "gpu"),
+            slurm_extra=lambda wc: slurm_options(timing_job(run=wc.run)),
         shell:
-            thread_env() + "effmarl train --config {input.config} --out $(dirname {output.provenance}) "
-            "--set threads={threads} > {log} 2>&1"
+            thread_env("{params.threads}") + "effmarl train --config {input.config} --out $(dirname "
+            "{output.provenance}) --set threads={params.threads} > {log} 2>&1"
 
 
 rule aggregate:
