@@ -85,3 +85,11 @@ def test_on_slurm_a_timing_job_and_only_a_timing_job_asks_for_the_node_exclusive
         assert exclusive == _is_timing(job), (job["rule"], job["output"][:120], job["resources"])
         if exclusive:  # the node to itself, one core for the process it measures
             assert "cpus_per_task=1" in job["resources"], job["resources"]
+
+
+def test_max_threads_below_cores_is_refused_before_any_job_since_a_timing_job_could_not_reserve_every_core(tmp_path):
+    proc = run_cli("snakemake", "bench_paper1", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory",
+                   str(tmp_path), "--configfile", str(ROOT / "configs/default.yaml"), "--cores", "4",
+                   "--max-threads", "2")
+    assert proc.returncode != 0
+    assert "--max-threads 2 is below --cores 4" in proc.stdout + proc.stderr

@@ -7,6 +7,7 @@ from effmarl.algos.variants import QMIX_VARIANTS
 from effmarl.outputs import profile_outputs
 from effmarl.studies import process_groups, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
+from snakemake.exceptions import WorkflowError
 
 # Final outputs, registered as {group: [paths]} (outputs.smk, bench.smk); the target `all` builds them all.
 STUDY_TARGETS = {}
@@ -113,6 +114,12 @@ TIMING_STUDIES = timing_studies(config)
 TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
 MEASURED_THREADS = 1
 ALONE_ON_SLURM = "--exclusive"
+# --max-threads caps every job's threads below --cores: a timing job would no longer reserve every core
+if ((TIMING_STUDIES or "paper1" in config.get("bench", {})) and workflow.resource_settings.max_threads is not None
+        and workflow.resource_settings.max_threads < workflow.cores):
+    raise WorkflowError(f"--max-threads {workflow.resource_settings.max_threads} is below --cores "
+                        f"{workflow.cores}: paper 1's timing jobs could not reserve every core to run alone "
+                        "(docs/running.md, 'Times taken alone'); leave --max-threads out")
 
 
 def timing_job(rule=None, run=None):
