@@ -69,10 +69,15 @@ def test_the_process_a_timing_job_measures_keeps_one_thread_whatever_the_job_res
         assert ("--set threads=1 " if job["rule"].startswith("train_") else "--threads 1 ") in job["shell"]
 
 
-def test_jobs_whose_outputs_are_not_times_keep_running_side_by_side(tmp_path):
-    jobs = [job for job in _dry_run(tmp_path, "--cores", "16") if not _is_timing(job)]
+def test_jobs_whose_outputs_are_not_times_keep_running_side_by_side_under_their_rules(tmp_path):
+    """A run that is no timing run keeps its rule (train_offpolicy, train_random, ...) and command, so the runs it
+    finished before are not retrained; a timing run has a rule of its own (train_<kind>_alone)."""
+    every = _dry_run(tmp_path, "--cores", "16")
+    assert {job["rule"] for job in every if _is_timing(job) and job["rule"].startswith("train_")} == {
+        "train_offpolicy_alone"}
+    jobs = [job for job in every if not _is_timing(job)]
     reward = [job for job in jobs if "/paper1_reward/" in job["output"] and job["rule"].startswith("train_")]
-    assert reward and all(job["threads"] == 1 for job in reward)
+    assert reward and all(job["threads"] == 1 and job["rule"] == "train_offpolicy" for job in reward)
     assert [job["threads"] for job in jobs if job["rule"] == "paper1_counters"] == [2]
     assert all(job["threads"] < 16 for job in jobs)
 

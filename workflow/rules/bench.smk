@@ -18,14 +18,14 @@ rule bench_paper1:
         args=cli_options({key: value for key, value in _PAPER1.items() if key != "threads"}),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
-        threads=_PAPER1.get("threads", process_threads(timing_job(rule="bench_paper1"))),  # the profile's, else 1
+        threads=_PAPER1.get("threads", MEASURED_THREADS),  # the profile's, else 1
     log:
         f"{BENCH}/logs/bench_paper1.log",
     benchmark:
         f"{BENCH}/logs/bench_paper1.benchmark.tsv"
-    threads: job_threads(timing_job(rule="bench_paper1"))  # a timing job (common.smk): alone
+    threads: job_threads(timing_job("bench_paper1"))  # a timing job (common.smk): alone
     resources:
-        slurm_extra=slurm_options(timing_job(rule="bench_paper1")),
+        **slurm_options(timing_job("bench_paper1")),
     shell:
         thread_env("{params.threads}") + "effmarl bench paper1 {params.args} --threads {params.threads} "
         "--profile {params.profile} --out {params.stem} > {log} 2>&1"

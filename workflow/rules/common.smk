@@ -76,16 +76,19 @@ def run_inputs(study, rid):
 
 
 def train_groups():
-    """{kind: (files a run writes, ["<study>/<run_id>", ...])}: one train rule per distinct set of outputs (runs
-    trained in lockstep with other seeds are made by their group's rule, lockstep.smk)."""
+    """{kind: (files a run writes, ["<study>/<run_id>", ...], alone)}: one train rule per distinct set of outputs,
+    and per whether its runs are timed alone (a timing study's runs, below: kind `<kind>_alone`); runs trained in
+    lockstep with other seeds are made by their group's rule, lockstep.smk."""
     grouped = {(study, rid) for study, ids in PROCESS_GROUPS.values() for rid in ids}
     groups = {}
     for study, runs in RUNS.items():
+        alone = study in TIMING_STUDIES
         for rid, cfg in runs.items():
             if (study, rid) in grouped:
                 continue
             files = train_outputs(cfg)
-            groups.setdefault(train_kind(files), (files, []))[1].append(f"{study}/{rid}")
+            kind = train_kind(files) + ("_alone" if alone else "")
+            groups.setdefault(kind, (files, [], alone))[1].append(f"{study}/{rid}")
     return groups
 
 
@@ -109,7 +112,7 @@ def thread_env(threads="{threads}"):
 # Snakemake caps a rule's threads at --cores, and `--cores all` is the machine's count), and every job reserves at
 # least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
 # (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
-# shells of timing jobs pass {params.threads}, never {threads}.
+# shells of timing jobs pass it, never {threads}.
 TIMING_STUDIES = timing_studies(config)
 TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
 MEASURED_THREADS = 1
@@ -122,24 +125,19 @@ if ((TIMING_STUDIES or "paper1" in config.get("bench", {})) and workflow.resourc
                         "(docs/running.md, 'Times taken alone'); leave --max-threads out")
 
 
-def timing_job(rule=None, run=None):
-    """Whether the job of rule `rule`, or the one training run "<study>/<run id>", is a timing job."""
-    return rule in TIMING_RULES or (run is not None and run.split("/", 1)[0] in TIMING_STUDIES)
+def timing_job(rule):
+    """Whether the jobs of `rule` are timing jobs (train rules of timing studies' runs are decided in train_groups)."""
+    return rule in TIMING_RULES
 
 
-def job_threads(timing, threads=1):
+def job_threads(alone, threads=1):
     """The cores a job reserves: all of --cores for a timing job (alone), else `threads`."""
-    return workflow.cores if timing else threads
+    return workflow.cores if alone else threads
 
 
-def process_threads(timing, threads=1):
-    """The threads the job's process computes with: MEASURED_THREADS for a timing job, else its reserved `threads`."""
-    return MEASURED_THREADS if timing else threads
-
-
-def slurm_options(timing):
-    """A SLURM job's extra sbatch options: the node to itself for a timing job; none (None: no resource) else."""
-    return ALONE_ON_SLURM if timing else None
+def slurm_options(alone):
+    """A SLURM job's extra resources: the node to itself for a timing job, none else."""
+    return {"slurm_extra": ALONE_ON_SLURM} if alone else {}
 
 
 def figure_files(study, stem):
