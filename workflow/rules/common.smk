@@ -107,8 +107,8 @@ def thread_env(threads="{threads}"):
 
 # Times taken alone (issue 34, docs/running.md): a job whose output becomes a time, a share of time or a timing
 # ranking runs with no other workflow job beside it. The timing jobs: every run of a study the catalogue declares
-# `timing: true` (configs/studies.yaml, effmarl.studies.timing_studies) and the rules named in TIMING_RULES; this is
-# the one place that decides. Locally such a job reserves every core Snakemake schedules (threads = --cores;
+# `timing: true` (configs/studies.yaml, effmarl.studies.timing_studies; they train under rules of their own,
+# train_<kind>_alone, from train_groups) and the rules named in TIMING_RULES; this is the one place that decides. Locally such a job reserves every core Snakemake schedules (threads = --cores;
 # Snakemake caps a rule's threads at --cores, and `--cores all` is the machine's count), and every job reserves at
 # least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
 # (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
