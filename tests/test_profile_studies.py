@@ -132,6 +132,11 @@ def test_a_study_is_a_timing_study_only_where_the_catalogue_declares_it_and_a_pr
     with pytest.raises(ConfigError) as info:
         resolve_studies({"demo": {"timing": True}}, catalogue)
     assert "field 'studies.demo.timing': a profile sets a study's scale only" in str(info.value)
+    grouped = {**profile, "studies": {"timed": {"runs_per_process": 2}}}
+    with pytest.raises(ConfigError) as info:
+        timing_studies(resolve_profile(grouped, catalogue))
+    assert info.value.lines == ["field 'studies.timed.runs_per_process': timed is a timing study (each run timed "
+                                "alone, configs/studies.yaml); it trains one run per process, got runs_per_process 2"]
 
 
 def test_every_declared_study_runs_in_some_profile():

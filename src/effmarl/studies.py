@@ -169,8 +169,16 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
 
 def timing_studies(workflow_cfg: dict) -> list[str]:
     """The profile's studies declared `timing: true` in the catalogue: their runs' phase timers feed a time, a share
-    of time or a timing ranking, so each run is a job with the machine to itself (workflow/rules/common.smk)."""
-    return [name for name, study in workflow_cfg["studies"].items() if study.get("timing", False)]
+    of time or a timing ranking, so each run is a job with the machine to itself (workflow/rules/common.smk). Such a
+    study trains one run per process: several runs of one job would time each other (one line per refusal)."""
+    timing = [name for name, study in workflow_cfg["studies"].items() if study.get("timing", False)]
+    lines = [f"field 'studies.{name}.{key}': {name} is a timing study (each run timed alone, {CATALOGUE}); it "
+             f"trains one run per process, got {key} {workflow_cfg['studies'][name][key]}"
+             for name in timing for key in ("runs_per_process", "seeds_per_process")
+             if workflow_cfg["studies"][name].get(key, 1) > 1]
+    if lines:
+        raise ConfigError(lines, "profile")
+    return timing
 
 
 def resolve_profile(profile: Any, catalogue: dict[str, dict] | None = None, source: str = "profile") -> Any:

@@ -4,6 +4,7 @@ import re
 import shlex
 
 from effmarl.algos.variants import QMIX_VARIANTS
+from effmarl.config import ConfigError
 from effmarl.outputs import profile_outputs
 from effmarl.studies import process_groups, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
@@ -113,7 +114,10 @@ def thread_env(threads="{threads}"):
 # least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
 # (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
 # shells of timing jobs pass it, never {threads}.
-TIMING_STUDIES = timing_studies(config)
+try:
+    TIMING_STUDIES = timing_studies(config)
+except ConfigError as error:  # a timing study trains one run per process
+    raise WorkflowError(str(error)) from None
 TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
 MEASURED_THREADS = 1
 ALONE_ON_SLURM = "--exclusive"
