@@ -17,7 +17,7 @@ import pytest
 from conftest import PROFILES, ROOT
 
 from effmarl.config import ConfigError, load_yaml
-from effmarl.studies import expand_all, load_catalogue, resolve_profile, resolve_studies
+from effmarl.studies import expand_all, load_catalogue, resolve_profile, resolve_studies, timing_studies
 
 DATA = Path(__file__).resolve().parent / "data"
 
@@ -120,8 +120,23 @@ def test_a_malformed_catalogue_entry_is_one_line_each(tmp_path):
         "field 'a.doc': required: one line saying what the study is for and what it feeds",
         "field 'a.grid.seed': must be a list of values, a mapping of named settings, or null (an axis a profile may "
         "vary, held at the base's value)",
-        "field 'b.runs_per_process': unknown key; a study declares doc, base, grid, sparsity_from, ticket_source "
-        "(runs_per_process and seeds_per_process are a profile's)"]
+        "field 'b.runs_per_process': unknown key; a study declares doc, base, grid, sparsity_from, ticket_source, "
+        "timing (runs_per_process and seeds_per_process are a profile's)"]
+
+
+def test_a_study_is_a_timing_study_only_where_the_catalogue_declares_it_and_a_profile_cannot_change_that():
+    """Whether a study's runs are timed alone (workflow/rules/common.smk) is what the study is, not its scale."""
+    catalogue = {**CATALOGUE, "timed": {**CATALOGUE["demo"], "timing": True}}
+    profile = {"profile": "smoke", "results_dir": "R", "figures_dir": "F", "studies": {"demo": {}, "timed": {}}}
+    assert timing_studies(resolve_profile(profile, catalogue)) == ["timed"]
+    with pytest.raises(ConfigError) as info:
+        resolve_studies({"demo": {"timing": True}}, catalogue)
+    assert "field 'studies.demo.timing': a profile sets a study's scale only" in str(info.value)
+    grouped = {**profile, "studies": {"timed": {"runs_per_process": 2}}}
+    with pytest.raises(ConfigError) as info:
+        timing_studies(resolve_profile(grouped, catalogue))
+    assert info.value.lines == ["field 'studies.timed.runs_per_process': timed is a timing study (each run timed "
+                                "alone, configs/studies.yaml); it trains one run per process, got runs_per_process 2"]
 
 
 def test_every_declared_study_runs_in_some_profile():

@@ -23,7 +23,7 @@ from effmarl.profile_checks import comparison_problems, evaluation_problems, loc
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
 # schemas/ does to the schema) so that it is found from any working directory and in an installed copy.
 CATALOGUE = "configs/studies.yaml"
-CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source")  # what a study is: declared once
+CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source", "timing")  # what a study is: declared once
 # What a profile may set per study: its scale, and where its sparsity comes from (a study declared at a sparsity, as
 # the default profile's Table 1 at 90 %, may take it from the MAST selection instead: the paper profile's Table 1).
 SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process", "sparsity_from")
@@ -165,6 +165,20 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
     if lines:
         raise ConfigError(lines, source)
     return studies
+
+
+def timing_studies(workflow_cfg: dict) -> list[str]:
+    """The profile's studies declared `timing: true` in the catalogue: their runs' phase timers feed a time, a share
+    of time or a timing ranking, so each run is a job with the machine to itself (workflow/rules/common.smk). Such a
+    study trains one run per process: several runs of one job would time each other (one line per refusal)."""
+    timing = [name for name, study in workflow_cfg["studies"].items() if study.get("timing", False)]
+    lines = [f"field 'studies.{name}.{key}': {name} is a timing study (each run timed alone, {CATALOGUE}); it "
+             f"trains one run per process, got {key} {workflow_cfg['studies'][name][key]}"
+             for name in timing for key in ("runs_per_process", "seeds_per_process")
+             if workflow_cfg["studies"][name].get(key, 1) > 1]
+    if lines:
+        raise ConfigError(lines, "profile")
+    return timing
 
 
 def resolve_profile(profile: Any, catalogue: dict[str, dict] | None = None, source: str = "profile") -> Any:

@@ -3,6 +3,9 @@
 BENCH = f"{FIGURES}/bench"
 
 
+_PAPER1 = config.get("bench", {}).get("paper1", {})
+
+
 rule bench_paper1:
     """Paper-1 engine benchmark: sampling per round vs the paper baseline and the memory floor; the
     paper-faithful, today's and the batched + vectorised training loops end to end."""
@@ -12,16 +15,20 @@ rule bench_paper1:
         loops=f"{BENCH}/bench_paper1.loops.csv",
         provenance=f"{BENCH}/bench_paper1.provenance.json",
     params:
-        args=cli_options(config.get("bench", {}).get("paper1", {})),
+        args=cli_options({key: value for key, value in _PAPER1.items() if key != "threads"}),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
+        threads=_PAPER1.get("threads", MEASURED_THREADS),  # the profile's, else 1
     log:
         f"{BENCH}/logs/bench_paper1.log",
     benchmark:
         f"{BENCH}/logs/bench_paper1.benchmark.tsv"
-    threads: 1
+    threads: job_threads(timing_job("bench_paper1"))  # a timing job (common.smk): alone
+    resources:
+        **slurm_options(timing_job("bench_paper1")),
     shell:
-        "effmarl bench paper1 {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+        thread_env("{params.threads}") + "effmarl bench paper1 {params.args} --threads {params.threads} "
+        "--profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
 if "paper1" in config.get("bench", {}):

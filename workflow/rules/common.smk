@@ -4,9 +4,11 @@ import re
 import shlex
 
 from effmarl.variants import QMIX_VARIANTS
+from effmarl.config import ConfigError
 from effmarl.outputs import resolve
-from effmarl.studies import process_groups, selection_studies
+from effmarl.studies import process_groups, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
+from snakemake.exceptions import WorkflowError
 
 # Final outputs, registered as {group: [paths]} (outputs.smk, bench.smk); the target `all` builds them all.
 STUDY_TARGETS = {}
@@ -75,16 +77,19 @@ def run_inputs(study, rid):
 
 
 def train_groups():
-    """{kind: (files a run writes, ["<study>/<run_id>", ...])}: one train rule per distinct set of outputs (runs
-    trained in lockstep with other seeds are made by their group's rule, lockstep.smk)."""
+    """{kind: (files a run writes, ["<study>/<run_id>", ...], alone)}: one train rule per distinct set of outputs,
+    and per whether its runs are timed alone (a timing study's runs, below: kind `<kind>_alone`); runs trained in
+    lockstep with other seeds are made by their group's rule, lockstep.smk."""
     grouped = {(study, rid) for study, ids in PROCESS_GROUPS.values() for rid in ids}
     groups = {}
     for study, runs in RUNS.items():
+        alone = study in TIMING_STUDIES
         for rid, cfg in runs.items():
             if (study, rid) in grouped:
                 continue
             files = train_outputs(cfg)
-            groups.setdefault(train_kind(files), (files, []))[1].append(f"{study}/{rid}")
+            kind = train_kind(files) + ("_alone" if alone else "")
+            groups.setdefault(kind, (files, [], alone))[1].append(f"{study}/{rid}")
     return groups
 
 
@@ -93,12 +98,50 @@ def alternatives(values):
     return "|".join(re.escape(v) for v in values)
 
 
-def thread_env():
-    """Shell prefix limiting every thread pool a run may start to the rule's {threads}: torch (set by the run from
-    its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
-    return ("export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
-            "XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
-            "intra_op_parallelism_threads={threads}\"; ")
+def thread_env(threads="{threads}"):
+    """Shell prefix limiting every thread pool a run may start to `threads` (the rule's {threads} unless given):
+    torch (set by the run from its `threads`), BLAS / OpenMP, and JAX's XLA CPU backend (Eigen's thread pool)."""
+    return (f"export OMP_NUM_THREADS={threads} MKL_NUM_THREADS={threads} OPENBLAS_NUM_THREADS={threads} "
+            f"XLA_FLAGS=\"--xla_cpu_multi_thread_eigen=$([ {threads} -gt 1 ] && echo true || echo false) "
+            f"intra_op_parallelism_threads={threads}\"; ")
+
+
+# Times taken alone (issue 34, docs/running.md): a job whose output becomes a time, a share of time or a timing
+# ranking runs with no other workflow job beside it. The timing jobs: every run of a study the catalogue declares
+# `timing: true` (configs/studies.yaml, effmarl.studies.timing_studies; they train under rules of their own,
+# train_<kind>_alone, from train_groups) and the rules named in TIMING_RULES; this is the one place that decides. Locally such a job reserves every core Snakemake schedules (threads = --cores;
+# Snakemake caps a rule's threads at --cores, and `--cores all` is the machine's count), and every job reserves at
+# least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
+# (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
+# shells of timing jobs pass it, never {threads}.
+try:
+    TIMING_STUDIES = timing_studies(config)
+except ConfigError as error:  # a timing study trains one run per process
+    raise WorkflowError(str(error)) from None
+TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
+MEASURED_THREADS = 1
+ALONE_ON_SLURM = "--exclusive"
+# --max-threads caps every job's threads below --cores: a timing job would no longer reserve every core
+if ((TIMING_STUDIES or "paper1" in config.get("bench", {})) and workflow.resource_settings.max_threads is not None
+        and workflow.resource_settings.max_threads < workflow.cores):
+    raise WorkflowError(f"--max-threads {workflow.resource_settings.max_threads} is below --cores "
+                        f"{workflow.cores}: paper 1's timing jobs could not reserve every core to run alone "
+                        "(docs/running.md, 'Times taken alone'); leave --max-threads out")
+
+
+def timing_job(rule):
+    """Whether the jobs of `rule` are timing jobs (train rules of timing studies' runs are decided in train_groups)."""
+    return rule in TIMING_RULES
+
+
+def job_threads(alone, threads=1):
+    """The cores a job reserves: all of --cores for a timing job (alone), else `threads`."""
+    return workflow.cores if alone else threads
+
+
+def slurm_options(alone):
+    """A SLURM job's extra resources: the node to itself for a timing job, none else."""
+    return {"slurm_extra": ALONE_ON_SLURM} if alone else {}
 
 
 def figure_files(study, stem):

@@ -14,13 +14,17 @@ rule paper1_sampling_bench:
         args=cli_options(config["paper1_micro"]["sampling_bench"]),
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
+        threads=MEASURED_THREADS,
     log:
         f"{P1_MICRO}/logs/sampling_bench.log",
     benchmark:
         f"{P1_MICRO}/benchmarks/sampling_bench.tsv"
-    threads: 1
+    threads: job_threads(timing_job("paper1_sampling_bench"))  # a timing job (common.smk): alone
+    resources:
+        **slurm_options(timing_job("paper1_sampling_bench")),
     shell:
-        "effmarl sampling-bench {params.args} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+        thread_env("{params.threads}") + "effmarl sampling-bench {params.args} --threads {params.threads} "
+        "--profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
 rule paper1_counters:

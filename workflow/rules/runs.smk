@@ -52,7 +52,10 @@ if SELECTED:
 # One train rule per set of files a run writes (train_outputs in common.smk), each matching only its runs, so
 # every file a run writes is a declared output. checkpoint/ is deliberately not one: it is the state a killed
 # run resumes from, and Snakemake deletes a job's declared outputs before it runs the job.
-for _kind, (_files, _runs) in train_groups().items():
+# A timing study's runs (common.smk) have rules of their own, train_<kind>_alone: each job reserves every core (on
+# SLURM the node) and its process computes with MEASURED_THREADS.
+for _kind, (_files, _runs, _alone) in train_groups().items():
+    _threads = MEASURED_THREADS if _alone else "{threads}"
 
     rule:
         name:
@@ -69,14 +72,15 @@ for _kind, (_files, _runs) in train_groups().items():
             f"{RESULTS}/{{run}}/train.benchmark.tsv"
         wildcard_constraints:
             run=alternatives(_runs),
-        threads: 1
+        threads: job_threads(_alone)
         resources:  # derived from the run's config: what a cluster job must ask for
             mem_mb=lambda wc: run_resources(wc.run, "mem_mb"),
             runtime=lambda wc: run_resources(wc.run, "runtime"),
             gpu=lambda wc: run_resources(wc.run, "gpu"),
+            **slurm_options(_alone),
         shell:
-            thread_env() + "effmarl train --config {input.config} --out $(dirname {output.provenance}) "
-            "--set threads={threads} > {log} 2>&1"
+            thread_env(_threads) + "effmarl train --config {input.config} --out $(dirname {output.provenance}) "
+            f"--set threads={_threads} > {{log}} 2>&1"
 
 
 rule aggregate:

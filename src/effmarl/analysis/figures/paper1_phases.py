@@ -12,8 +12,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
 from effmarl.analysis.metrics import LEAF_PHASES, grid_keys, label, phase_seconds, steady_state
+from effmarl.analysis.metrics.timed_alone import timed_alone
 from effmarl.analysis.style import PHASE_COLORS
 
 CAPTION = ("Paper 1, Figure 1 per run: share of training time per phase (action selection, environment step, "
@@ -101,4 +102,4 @@ def make(inputs: list[str]):
     ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0)
     ax.set_title("Training time by phase, one bar per run (paper 1, Figure 1)", fontsize=10)
     fig.tight_layout()
-    return fig, summary
+    return mark_evidence(fig, timed_alone(summary)), summary

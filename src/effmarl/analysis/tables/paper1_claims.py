@@ -188,26 +188,37 @@ def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
 
 def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, scaling: pd.DataFrame | None = None,
                   random: pd.DataFrame | None = None) -> list[dict]:
+    """The end-to-end rows (N = 12, reference storage), one per algorithm: the mean per-pair change of neighbor vs
+    uniform with its t interval and verdict (metrics.end_to_end; 'undecided' where the interval contains 0, and then
+    no ratio), the source saying whether the runs were timed alone (metrics.timed_alone); then the reward and
+    update-share rows."""
+    from effmarl.analysis.metrics.end_to_end import ALGO, UNDECIDED, by_algorithm, pair_changes
+    from effmarl.analysis.metrics.timed_alone import timed_alone
+
     rows = []
     totals = run_totals(steady_state(phases)) if phases is not None else None
     claim = "end-to-end training time, neighbor vs uniform, N=12"
     sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
                                              & (totals["cfg.replay.storage"] == "reference")]
     # neighbor vs uniform runs of one study and configuration (algorithm, seed, budget ...): a run without its
-    # counterpart (e.g. paper1_scale's short uniform-only runs) would shift one side's mean
-    pairs = pd.DataFrame() if sel is None or sel.empty else paired(
-        sel, ["cfg.study", *[k for k in grid_keys(sel) if k not in DRAW_KEYS | {"cfg.study"}]],
-        "cfg.replay.sampler", "total", "uniform", "neighbor")
+    # counterpart (e.g. paper1_scale's short uniform-only runs) forms no pair
+    pairs = pd.DataFrame() if sel is None or sel.empty else pair_changes(sel)
     if pairs.empty:
         rows.append(_row(claim, "-10.2 %", NOT_MEASURED, "", ""))
-    else:
-        change = float(change_pct(pairs["neighbor"].mean(), pairs["uniform"].mean()))
-        per_pair = 100.0 * (pairs["neighbor"] / pairs["uniform"] - 1.0)
-        interval = ("" if len(pairs) < 2 else
-                    "; per-pair change 95 % CI [{:+.1f}, {:+.1f}] %".format(*bootstrap_ci(per_pair.to_numpy())))
-        studies = ", ".join(sorted(set(pairs["cfg.study"])))
-        rows.append(_row(claim, "-10.2 %", f"{change:+.2f} % (mean over {len(pairs)} pairs{interval})",
-                         f"{studies}: {2 * len(pairs)} runs in {len(pairs)} pairs", "", -10.2, change))
+    for _, algo in (by_algorithm(pairs).iterrows() if not pairs.empty else ()):
+        mine = pairs[pairs[ALGO] == algo[ALGO]]
+        n = int(algo["pairs"])
+        interval = ("too few pairs for an interval" if n < 2 else
+                    f"95 % t interval [{algo['low']:+.1f}, {algo['high']:+.1f}] %")
+        decided = algo["verdict"] != UNDECIDED
+        alone = timed_alone(mine["cfg.study"])
+        studies = ", ".join(sorted(set(mine["cfg.study"])))
+        rows.append(_row(f"{claim}, {str(algo[ALGO]).upper()}", "-10.2 %",
+                         f"{algo['change_%']:+.2f} % (mean per-pair change over {n} pairs, {interval}): "
+                         f"{algo['verdict']}",
+                         f"{studies}: {2 * n} runs in {n} pairs, "
+                         f"{'timed alone' if not alone.illustrative else 'not timed alone (illustrative)'}", "",
+                         -10.2, float(algo["change_%"]) if decided else None))
     rows += [reward_row(metrics, random, n) for n in REWARD_N]
     rows += [share_row(scaling, n, paper) for n, paper in ((3, 35.0), (48, 85.0))]
     return rows

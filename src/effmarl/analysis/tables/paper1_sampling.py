@@ -1,18 +1,23 @@
 """Paper 1, Figure 3 measured inside training (figures numbered as in docs/specification.md): sampling-phase time
 per update round for each run of one paper-1 study, and its change against the reference storage drawing uniformly
 (uniform sampling, or neighbor k = 1, which draws what uniform draws) with the same other grid keys (algorithm, N,
-seed …)."""
+seed …). Its first line (the `evidence` column of the .csv) says whether the runs were timed alone (a timing study:
+each run a workflow job with the machine to itself) or are illustrative (trained beside other jobs):
+metrics.timed_alone."""
 
 from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import named_inputs, read_tables
+from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct, grid_keys, sampling_per_round
+from effmarl.analysis.metrics.timed_alone import timed_alone
 
 CAPTION = ("Paper 1, Figure 3 measured inside training: mini-batch sampling phase per update round (ms), one row per "
            "run, by the study's grid keys (algorithm, N, replay storage, sampler, neighbor window k, seed); change "
-           "relative to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys.")
+           "relative to the reference storage with uniform draws (uniform, or neighbor k = 1) and the same other keys. "
+           "The first line says whether the runs were timed alone (each a workflow job with the machine to itself) "
+           "or the times are illustrative (runs trained beside other jobs).")
 REPRODUCES = ("Paper 1, Figure 3's numbers (figures numbered as in docs/specification.md), measured inside "
               "training rather than in the micro-benchmark.")
 CLAIM = "Neighbor sampling cuts the sampling phase by 26.66 % (N = 3) and 27.39 % (N = 12)."
@@ -44,4 +49,4 @@ def per_round(phases: pd.DataFrame) -> pd.DataFrame:
 
 def make(inputs: list[str]) -> pd.DataFrame:
     phases = read_tables(named_inputs(inputs, INPUTS, "table paper1_sampling")["phases"])
-    return per_round(phases).round(3).reset_index(drop=True)
+    return mark_evidence(per_round(phases).round(3).reset_index(drop=True), timed_alone(phases))

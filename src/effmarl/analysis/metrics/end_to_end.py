@@ -1,0 +1,63 @@
+"""Paper 1's end-to-end comparison, neighbor vs uniform sampling, per pair and per algorithm (issue 34).
+
+A pair p is two runs that differ only in the sampler: same study, algorithm, N, storage, seed and every other grid
+key (the neighbor window k belongs to the neighbor side only). With T_u(p) and T_n(p) their training times (the
+steady-state sum of the leaf phases, `metrics.run_totals`), the pair's change is
+
+    c(p) = 100 · (T_n(p) / T_u(p) − 1)  %.
+
+Per algorithm a (MADDPG and MASAC are never pooled: their update phases cost differently, so one's pairs are no
+draws of the other's change) the statistic is the mean change c̄_a over a's pairs P_a, with its Student-t 95 %
+interval c̄_a ± t_{|P_a|−1, 0.975} · s_a / √|P_a| (`stats.mean_interval`, whose coverage at 3 and 5 draws is tested).
+The verdict is "neighbor faster" where the interval lies below 0, "neighbor slower" where it lies above 0, and
+"undecided" where it contains 0 or there are fewer than 2 pairs (no interval): the pairs' spread is then wider than
+the effect. The statistic and its interval are of one quantity, c̄_a; no change of means is mixed in.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from effmarl.analysis.metrics.runs import grid_keys
+from effmarl.analysis.metrics.stats import mean_interval, paired
+
+SAMPLER = "cfg.replay.sampler"
+NOT_PAIR_KEYS = {SAMPLER, "cfg.replay.neighbor_k"}  # what the two runs of a pair may differ in
+ALGO = "cfg.algo"
+FASTER, SLOWER, UNDECIDED = "neighbor faster", "neighbor slower", "undecided"
+
+
+def pair_changes(totals: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair of `totals` (one row per run with `total` seconds and its configuration columns): the pair
+    keys (study, algorithm, N, storage and every other grid key but the sampler and k), `uniform` and `neighbor`
+    (seconds) and `change_%` = c(p). A run without its counterpart forms no pair."""
+    keys = [k for k in ("cfg.study", ALGO, "cfg.env.n_agents", "cfg.replay.storage") if k in totals]  # always shown
+    keys += [k for k in grid_keys(totals) if k not in NOT_PAIR_KEYS and k not in keys]
+    pairs = paired(totals, keys, SAMPLER, "total", "uniform", "neighbor").drop(columns="diff")
+    pairs["change_%"] = 100.0 * (pairs["neighbor"] / pairs["uniform"] - 1.0)
+    return pairs
+
+
+def verdict(low: float, high: float) -> str:
+    """'neighbor faster' (interval below 0), 'neighbor slower' (above 0), else 'undecided' (contains 0, or NaN)."""
+    if np.isfinite(high) and high < 0:
+        return FASTER
+    if np.isfinite(low) and low > 0:
+        return SLOWER
+    return UNDECIDED
+
+
+def by_algorithm(pairs: pd.DataFrame, by: tuple[str, ...] = (ALGO,)) -> pd.DataFrame:
+    """Per algorithm (or per combination of the `by` columns, which always include the algorithm's where given so),
+    sorted: `pairs` (how many), `change_%` (c̄, the mean per-pair change), `low` and `high` (its 95 % t interval; NaN
+    under 2 pairs) and `verdict`."""
+    by = list(by)
+    rows = []
+    for values, group in pairs.groupby(by, sort=True):
+        low, high = mean_interval(group["change_%"].to_numpy())
+        values = values if isinstance(values, tuple) else (values,)
+        rows.append({**dict(zip(by, values, strict=True)), "pairs": len(group),
+                     "change_%": float(group["change_%"].mean()), "low": low, "high": high,
+                     "verdict": verdict(low, high)})
+    return pd.DataFrame(rows, columns=[*by, "pairs", "change_%", "low", "high", "verdict"])
