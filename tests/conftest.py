@@ -66,13 +66,29 @@ def _run_smoke_workflow(work: Path) -> dict:
             "rerun_dry": again.stdout + again.stderr}
 
 
+def needs_workflow(item) -> bool:
+    return "smoke_workflow" in getattr(item, "fixturenames", ())
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects: a workflow test without the marker is refused, not run
 def pytest_collection_modifyitems(config, items):
-    """Start the smoke workflow first and read it last: the tests of one file that needs it are collected first,
-    so that (with pytest-xdist's per-file distribution) one worker builds it while the others run every file
-    that does not need it; the other files that need it come last, so no worker waits on it while work is left.
-    pytest-xdist hands out files largest first unless told --no-loadscope-reorder (pyproject's addopts): without
-    it the workflow started minutes late, behind the larger files."""
-    needs = {item.path for item in items if "smoke_workflow" in getattr(item, "fixturenames", ())}
-    first = [item for item in items if item.path.name == "test_mast_study.py"]
-    rest = [item for item in items if item.path.name != "test_mast_study.py"]
-    items[:] = first + [i for i in rest if i.path not in needs] + [i for i in rest if i.path in needs]
+    """Order the suite by the `slow` marker, so that the full suite's wall time is the smoke workflow's.
+
+    Every test that reads the smoke workflow must be marked `slow` (the fast loop, `-m "not slow"`, must never
+    build it): one that is not stops the collection. The tests of the first file that needs the workflow are
+    collected first, so that (with pytest-xdist's per-file distribution) one worker builds it while the others
+    run the files that do not need it, the slow ones (training runs) first; the other files that need it come
+    last, so no worker waits on it while work is left. pytest-xdist hands out files in this order only with
+    --no-loadscope-reorder (pyproject's addopts): without it the workflow started minutes late, behind the
+    larger files. Under `-m "not slow"` no test needs the workflow and the order is slow-free files as collected."""
+    unmarked = [item.nodeid for item in items if needs_workflow(item) and item.get_closest_marker("slow") is None]
+    if unmarked:
+        raise pytest.UsageError("tests that read the smoke workflow must be marked slow: " + ", ".join(unmarked))
+    needs = {item.path for item in items if needs_workflow(item)}
+    first_file = next((item.path for item in items if item.path in needs), None)
+    slow_files = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    first = [item for item in items if item.path == first_file]
+    rest = [item for item in items if item.path != first_file]
+    free = [item for item in rest if item.path not in needs]
+    items[:] = (first + [i for i in free if i.path in slow_files] + [i for i in free if i.path not in slow_files]
+                + [i for i in rest if i.path in needs])

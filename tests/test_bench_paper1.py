@@ -19,6 +19,7 @@ def bench(smoke_workflow):
     return smoke_workflow["figures"] / "bench" / "bench_paper1"
 
 
+@pytest.mark.slow
 def test_sampling_table(bench):
     table = pd.read_csv(f"{bench}.sampling.csv")
     assert len(table) == len(paper1.sampling.sampling_configs(16)) == 12 and (table["rounds"] == 2).all()
@@ -32,6 +33,7 @@ def test_sampling_table(bench):
     assert np.allclose(table["x_memory_floor"], table["median_ms"] / table["memory_floor_ms"])
 
 
+@pytest.mark.slow
 def test_loops_table_and_provenance(bench):
     loops = pd.read_csv(f"{bench}.loops.csv")
     assert loops["loop"].tolist() == ["paper", "today", "batched", "batched_shared", "batched_shared_e2"]

@@ -62,6 +62,7 @@ def test_set_override_is_validated(tmp_path):
     assert proc.returncode == 2 and "field 'seed'" in proc.stderr
 
 
+@pytest.mark.slow
 def test_env_info_json_reports_counter_sources_honestly():
     proc = run_cli("effmarl", "env-info", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -81,6 +82,7 @@ def test_env_info_json_reports_counter_sources_honestly():
     assert counters["cachegrind"]["available"] == (shutil.which("valgrind") is not None)
 
 
+@pytest.mark.slow
 def test_env_info_text_lists_each_counter_source():
     proc = run_cli("effmarl", "env-info")
     assert proc.returncode == 0
@@ -121,6 +123,7 @@ def test_the_dockerfile_writes_the_image_marker_env_info_reads(repo_root):
     assert f"> {IMAGE_MARKER}" in dockerfile and "${GIT_COMMIT}" in dockerfile
 
 
+@pytest.mark.slow
 def test_validate_command_counts_runs_of_each_profile(repo_root):
     proc = run_cli("effmarl", "validate", *(str(p) for p in sorted((repo_root / "configs").glob("*.yaml"))))
     assert proc.returncode == 0, proc.stderr

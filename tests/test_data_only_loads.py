@@ -143,6 +143,7 @@ def stopped(stopped_once, tmp_path):
     return tmp_path / "copy" / "run.yaml", tmp_path / "copy" / "out"
 
 
+@pytest.mark.slow
 def test_an_off_policy_checkpoint_holds_only_data_and_resumes(stopped):
     config, out = stopped
     manifest = json.loads((out / "checkpoint" / checkpoints.MANIFEST).read_text())
@@ -158,6 +159,7 @@ def test_an_off_policy_checkpoint_holds_only_data_and_resumes(stopped):
     assert json.loads((out / "counters.json").read_text())["resumed_from_episode"] == 2
 
 
+@pytest.mark.slow
 def test_resuming_from_a_crafted_checkpoint_is_refused_in_one_line_and_runs_nothing(stopped):
     config, out = stopped
     marker = out.parent / "marker"

@@ -214,6 +214,7 @@ def test_every_snakemake_command_in_the_readme_parses_and_names_files_that_exist
         assert (ROOT / path).exists(), path
 
 
+@pytest.mark.slow
 def test_the_readmes_workflow_commands_dry_run_on_the_default_and_smoke_profiles(tmp_path):
     """`snakemake -n` of every README command that runs the workflow, one dry run per profile with the targets
     of all its commands. The paper profile's dry run (~35 s) is tests/test_workflow.py's."""

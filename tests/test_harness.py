@@ -276,7 +276,8 @@ STACKS = {  # paper 1's loop and the random policy on 2 MPE copies, the QMIX fam
 }
 
 
-@pytest.mark.parametrize("algo", list(STACKS))
+@pytest.mark.parametrize("algo", [pytest.param(a, marks=pytest.mark.slow) if a == "qmix" else a  # a QMIX run
+                                  for a in STACKS])
 def test_every_stack_resets_its_episodes_with_the_seeds_the_harness_derives(tmp_path, monkeypatch, algo):
     """One derivation: every stack — the random policy, paper 1's off-policy loop, the QMIX family — resets its
     training episodes 0, 1, 2, … (the copies of a round: consecutive episodes) with harness.episode_seed, and the

@@ -71,6 +71,7 @@ def test_a_budget_below_the_checkpoint_is_refused(finished):
     assert "checkpoint is at 4 episodes, past budget.episodes 2" in line
 
 
+@pytest.mark.slow
 def test_a_raised_budget_resumes_and_another_config_is_refused(finished):
     config, out = finished
     proc = run_cli("effmarl", "train", "--config", str(config), "--out", str(out), "--set", "budget.episodes=6")
@@ -115,6 +116,7 @@ def catches_sigterm(pid: int) -> bool:
     return bool(mask & (1 << (signal.SIGTERM - 1)))
 
 
+@pytest.mark.slow
 def test_sigint_checkpoints_at_the_next_episode_and_exits_130(tmp_path):
     config = tmp_path / "run.yaml"
     config.write_text(yaml.safe_dump({**RUN, "budget": {"episodes": 400},

@@ -102,6 +102,7 @@ def test_learner_loss_and_every_gradient_equal_the_reference(algo, method, share
             assert torch.equal(grads[name], grad), name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["dense", "mast"])
 def test_stacked_updates_equal_the_reference(method):
     """Three seeds in lockstep (the CPU loop under functional_call), five updates each with the optimiser step:

@@ -51,6 +51,7 @@ def inputs_of(batch):
 
 
 # ---- masks -------------------------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("algo", ["qmix", "ow_qmix", "res_qmix"])
 def test_every_layer_stays_at_budget_in_online_and_target_networks(algo):
     learner = make_learner(algo, "rigl")

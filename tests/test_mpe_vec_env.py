@@ -68,7 +68,7 @@ def _chase(rng, step, num_envs, n_agents):
     return actions
 
 
-@pytest.mark.parametrize("n_agents", [3, 12, 48])
+@pytest.mark.parametrize("n_agents", [3, 12, pytest.param(48, marks=pytest.mark.slow)])
 def test_equal_to_mpe2_over_whole_episodes(n_agents):
     seen = {k: 0 for k in ("contacts", "boundary", "speed_capped")}
     copies = 1 if n_agents == 48 else 2          # mpe2 itself takes ~0.1 s per step at N = 48

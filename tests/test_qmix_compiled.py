@@ -71,6 +71,7 @@ def test_one_compiled_update_equals_the_eager_one(algo, method, kind, operator):
         torch.testing.assert_close(compiled_grads[name], grad, rtol=1e-4, atol=1e-6, msg=name)
 
 
+@pytest.mark.slow
 def test_a_longer_padding_changes_nothing():
     """A batch padded to its bucket, or further, gives the same loss and gradients: padding is masked out."""
     learner = make_learner("qmix", "mast", SOFT)
@@ -89,6 +90,7 @@ def test_batches_are_padded_to_a_few_length_buckets(steps, padded):
     assert bucket(steps) == padded
 
 
+@pytest.mark.slow
 def test_stacked_updates_with_the_compiled_loss_equal_the_eager_ones():
     """Three seeds of MAST (Soft Mellowmax, RigL evolution every 2 updates, hybrid returns), five updates with the
     optimiser step: the compiled and the eager update leave the same parameters and pick the same connections."""

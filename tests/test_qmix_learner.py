@@ -196,6 +196,7 @@ def test_resumed_run_equals_uninterrupted(method, tmp_path):
         assert sa["online"]["history"] == sb["online"]["history"] and sa["online"]["history"]
 
 
+@pytest.mark.slow
 def test_checkpoint_of_another_config_is_refused_and_a_budget_change_is_not(tmp_path):
     from effmarl.algos import qmix
     from effmarl.runs import RunDir

@@ -56,6 +56,7 @@ def test_spec_and_shapes(env3m):
     assert np.abs(step.state).max() <= 1.0 + 1e-6, "the normalised state stays within [-1, 1]"
 
 
+@pytest.mark.slow
 def test_battle_won_matches_outcome(env3m):
     _, out, ret, length, end_reward, alive = play(env3m, seed=0)
     n_allies = env3m.spec.n_agents
@@ -71,6 +72,7 @@ def test_battle_won_matches_outcome(env3m):
     assert not out["truncated"].any() and (length < env3m.spec.episode_limit).all()
 
 
+@pytest.mark.slow
 def test_time_out_is_truncation_not_win():
     env = make_env({"backend": "smax", "map": "3m", "episode_limit": 3}, num_envs=N_ENVS)
     stop = lambda step: np.full((N_ENVS, 3), 4)  # noqa: E731  everyone stands still: nothing decided in 3 steps

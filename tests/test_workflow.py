@@ -32,6 +32,7 @@ def _jobs(dry_run_output: str) -> list[dict]:
     return jobs
 
 
+@pytest.mark.slow
 def test_every_compute_job_has_a_benchmark_and_training_limits_every_thread_pool(tmp_path):
     proc = run_cli("snakemake", "-n", "-p", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
                    "--configfile", str(ROOT / "configs/smoke.yaml"))
@@ -48,6 +49,7 @@ def test_every_compute_job_has_a_benchmark_and_training_limits_every_thread_pool
                 assert var in job["text"], (job["rule"], var)
 
 
+@pytest.mark.slow
 def test_aggregate_takes_every_run_table_as_an_input_so_a_missing_table_fails_at_dag_time(tmp_path):
     # the skeleton (random policy) writes no sparsity table: asking for its summary must fail before any job runs
     proc = run_cli("snakemake", "-n", "results/smoke/skeleton/sparsity.summary.parquet", "--snakefile",
@@ -76,6 +78,7 @@ def test_report_captions_are_written_from_the_modules_that_make_the_outputs():
     assert {p.name for p in (ROOT / "workflow" / "report" / "tables").glob("*.rst")} == {f"{n}.rst" for n in TABLES}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("profile", PROFILES)
 def test_every_profile_dry_runs(profile, tmp_path):
     proc = run_cli("snakemake", "-n", "--quiet", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),

@@ -1,13 +1,20 @@
 """Atomic output: every file is written to a temporary sibling and renamed into place, so a killed job
 never leaves a half-written file that looks complete. Files get the mode the umask allows (0666 & ~umask),
 as `open()` would give them, not mkstemp's 0600; a temporary file a kill leaves behind is named
-`.<name>.<random>.tmp` so that `effmarl.checkpoints.remove_strays` can find it."""
+`.<name>.<random>.tmp` so that `effmarl.checkpoints.remove_strays` can find it.
+
+Fault tests name the write at which a process is hit: `EFFMARL_FAULT_AT=<file-name glob>:<occurrence>[:<signal>]`
+(e.g. `checkpoint.json:3`, `state-*.pt:2:SIGTERM`) sends the process that signal (SIGKILL unless named) during the
+occurrence-th atomic write of a file whose name matches, once its temporary file is complete and before the
+rename, whatever the machine's speed. Read once at import; unset, a write pays one `is None` test."""
 
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import json
 import os
+import signal
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -18,6 +25,27 @@ def _umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+class _Fault:
+    """The write `EFFMARL_FAULT_AT` names (module docstring) and how many matching writes this process has made."""
+
+    def __init__(self, spec: str):
+        parts = spec.split(":")
+        if (len(parts) not in (2, 3) or not parts[1].isdigit() or int(parts[1]) < 1
+                or parts[2:] and parts[2] not in signal.Signals.__members__):
+            raise ValueError(f"EFFMARL_FAULT_AT={spec!r}: expected <file-name glob>:<occurrence >= 1>[:<signal>]")
+        self.pattern, self.occurrence, self.seen = parts[0], int(parts[1]), 0
+        self.signal = signal.Signals[parts[2]] if len(parts) == 3 else signal.SIGKILL
+
+    def writing(self, path: Path) -> None:
+        if fnmatch.fnmatchcase(path.name, self.pattern):
+            self.seen += 1
+            if self.seen == self.occurrence:
+                os.kill(os.getpid(), self.signal)
+
+
+_FAULT = _Fault(os.environ["EFFMARL_FAULT_AT"]) if os.environ.get("EFFMARL_FAULT_AT") else None
 
 
 @contextlib.contextmanager
@@ -32,6 +60,8 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
         yield tmp_path
         with open(tmp_path, "rb+") as handle:
             os.fsync(handle.fileno())
+        if _FAULT is not None:
+            _FAULT.writing(path)
         os.chmod(tmp_path, 0o666 & ~_umask())
         os.replace(tmp_path, path)
     finally:
