@@ -3,10 +3,12 @@ never leaves a half-written file that looks complete. Files get the mode the uma
 as `open()` would give them, not mkstemp's 0600; a temporary file a kill leaves behind is named
 `.<name>.<random>.tmp` so that `effmarl.checkpoints.remove_strays` can find it.
 
-Fault tests name the write at which a process is hit: `EFFMARL_FAULT_AT=<file-name glob>:<occurrence>[:<signal>]`
-(e.g. `checkpoint.json:3`, `state-*.pt:2:SIGTERM`) sends the process that signal (SIGKILL unless named) during the
-occurrence-th atomic write of a file whose name matches, once its temporary file is complete and before the
-rename, whatever the machine's speed. Read once at import; unset, a write pays one `is None` test."""
+Fault tests name the write at which a process is hit:
+`EFFMARL_FAULT_AT=<file-name glob>:<occurrence>[:<signal>[:group]]` (e.g. `checkpoint.json:3`,
+`state-*.pt:2:SIGTERM`) sends the process that signal (SIGKILL unless named) during the occurrence-th atomic write
+of a file whose name matches, once its temporary file is complete and before the rename, whatever the machine's
+speed; with `group`, to its whole process group instead (a workflow job shares Snakemake's: Snakemake and every job
+it runs die at once, as in a power loss). Read once at import; unset, a write pays one `is None` test."""
 
 from __future__ import annotations
 
@@ -32,16 +34,20 @@ class _Fault:
 
     def __init__(self, spec: str):
         parts = spec.split(":")
-        if (len(parts) not in (2, 3) or not parts[1].isdigit() or int(parts[1]) < 1
-                or parts[2:] and parts[2] not in signal.Signals.__members__):
-            raise ValueError(f"EFFMARL_FAULT_AT={spec!r}: expected <file-name glob>:<occurrence >= 1>[:<signal>]")
+        if (len(parts) not in (2, 3, 4) or not parts[1].isdigit() or int(parts[1]) < 1
+                or parts[2:] and parts[2] not in signal.Signals.__members__ or parts[3:] and parts[3] != "group"):
+            raise ValueError(f"EFFMARL_FAULT_AT={spec!r}: expected "
+                             "<file-name glob>:<occurrence >= 1>[:<signal>[:group]]")
         self.pattern, self.occurrence, self.seen = parts[0], int(parts[1]), 0
-        self.signal = signal.Signals[parts[2]] if len(parts) == 3 else signal.SIGKILL
+        self.signal = signal.Signals[parts[2]] if len(parts) >= 3 else signal.SIGKILL
+        self.group = len(parts) == 4
 
     def writing(self, path: Path) -> None:
         if fnmatch.fnmatchcase(path.name, self.pattern):
             self.seen += 1
             if self.seen == self.occurrence:
+                if self.group:
+                    os.killpg(os.getpgid(0), self.signal)
                 os.kill(os.getpid(), self.signal)
 
 

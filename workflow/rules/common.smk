@@ -121,9 +121,20 @@ except ConfigError as error:  # a timing study trains one run per process
 TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
 MEASURED_THREADS = 1
 ALONE_ON_SLURM = "--exclusive"
+
+
+def total_cores():
+    """--cores, or None for a command that schedules no job (`--unlock`, `--summary`, `--lint` without --cores),
+    where Snakemake raises on workflow.cores."""
+    try:
+        return workflow.cores
+    except WorkflowError:
+        return None
+
+
 # --max-threads caps every job's threads below --cores: a timing job would no longer reserve every core
 if ((TIMING_STUDIES or "paper1" in config.get("bench", {})) and workflow.resource_settings.max_threads is not None
-        and workflow.resource_settings.max_threads < workflow.cores):
+        and total_cores() is not None and workflow.resource_settings.max_threads < total_cores()):
     raise WorkflowError(f"--max-threads {workflow.resource_settings.max_threads} is below --cores "
                         f"{workflow.cores}: paper 1's timing jobs could not reserve every core to run alone "
                         "(docs/running.md, 'Times taken alone'); leave --max-threads out")
@@ -135,8 +146,9 @@ def timing_job(rule):
 
 
 def job_threads(alone, threads=1):
-    """The cores a job reserves: all of --cores for a timing job (alone), else `threads`."""
-    return workflow.cores if alone else threads
+    """The cores a job reserves: all of --cores for a timing job (alone), else `threads` (also where no --cores is
+    given, as for `snakemake --unlock`: nothing is scheduled then)."""
+    return (total_cores() or threads) if alone else threads
 
 
 def slurm_options(alone):
