@@ -80,7 +80,8 @@ def pytest_collection_modifyitems(config, items):
     run the files that do not need it, the slow ones (training runs) first; the other files that need it come
     last, so no worker waits on it while work is left. pytest-xdist hands out files in this order only with
     --no-loadscope-reorder (pyproject's addopts): without it the workflow started minutes late, behind the
-    larger files. Under `-m "not slow"` no test needs the workflow and the order is slow-free files as collected."""
+    larger files. Under `-m "not slow"` no selected test needs the workflow; the files holding slow tests still
+    lead (their other tests are the longer ones)."""
     unmarked = [item.nodeid for item in items if needs_workflow(item) and item.get_closest_marker("slow") is None]
     if unmarked:
         raise pytest.UsageError("tests that read the smoke workflow must be marked slow: " + ", ".join(unmarked))
