@@ -22,7 +22,7 @@ from matplotlib.container import BarContainer, ErrorbarContainer
 from effmarl.analysis.figures import paper1_counters
 from effmarl.analysis.metrics import counter_difference, counter_spread
 from effmarl.cli import main
-from effmarl.profiling import counters
+from effmarl.profiling import counter_driver, counters
 from effmarl.profiling.tools import probe_cachegrind
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -31,7 +31,7 @@ EVENTS = ("Ir", "Dr", "Dw", "D1m", "DLm", "D1mr", "DLmr")
 
 def test_perf_csv_parsing():
     text = "123,,cache-misses:u,100.00,,\n<not supported>,,LLC-load-misses,0,,\n"
-    assert counters.parse_perf_csv(text) == {"cache-misses": 123.0, "LLC-load-misses": None}
+    assert counter_driver.parse_perf_csv(text) == {"cache-misses": 123.0, "LLC-load-misses": None}
 
 
 def test_numpy_gather_equals_storage_gather():
@@ -39,11 +39,11 @@ def test_numpy_gather_equals_storage_gather():
     for kind in ("reference", "contiguous"):
         spec = {"storage": kind, "sampler": "neighbor", "k": 4, "batch": 8, "fill": 50, "capacity": 50,
                 "gather": "numpy", "seed": 3, "obs_dims": obs_dims, "n_actions": n_actions}
-        storage, sampler = counters.build(spec)
+        storage, sampler = counter_driver.build(spec)
 
         idx = sampler.sample(len(storage), storage.write_pos, 8, np.random.default_rng(0))
         batch = storage.gather(idx)
-        got = counters.numpy_gather(storage, idx)
+        got = counter_driver.numpy_gather(storage, idx)
         first_obs = got[0][0] if kind == "reference" else got["obs"][:, 0, :4]
         assert np.array_equal(np.asarray(first_obs, np.float32), batch.obs[0].numpy())
 
@@ -96,7 +96,7 @@ def _fake_specs(repeats: int = 1) -> list[dict]:
     dims = ([14, 14, 12], [5, 5, 5])
     return [{"storage": st, "sampler": sa, "k": 16, "batch": 8, "fill": 50, "capacity": 50, "rounds": 2,
              "gather": "numpy", "seed": 0, "obs_dims": dims[0], "n_actions": dims[1], "caches": {}, "repeat": r,
-             "layout": counters.layout(r), "storage_bytes": 1000}
+             "layout": counter_driver.layout(r), "storage_bytes": 1000}
             for r in range(repeats) for st in ("reference", "contiguous") for sa in ("uniform", "neighbor")]
 
 
@@ -155,11 +155,11 @@ def test_records_carry_their_repeat_and_subtract_the_zero_round_base_of_the_same
     assert table.groupby("repeat").size().tolist() == [4 * 7] * 3
     assert sum(1 for c in calls if c[3] == 0) == 3 * 2  # one 0-round base per repeat and storage
     for r in range(3):
-        pad = counters.layout(r)["heap_pad"] * 10_000
+        pad = counter_driver.layout(r)["heap_pad"] * 10_000
         rows_r = table[(table.repeat == r) & (table.metric == "Ir")]
         assert (rows_r.count_without_rounds - pad).isin([3100.0, 3000.0]).all()
         assert (rows_r.value == rows_r.count_with_rounds - rows_r.count_without_rounds).all()
-        assert rows_r.layout.map(json.loads).eq(counters.layout(r)).all()  # the layout it was measured in
+        assert rows_r.layout.map(json.loads).eq(counter_driver.layout(r)).all()  # the layout it was measured in
     assert table.storage_bytes.eq(1000).all()
 
 
@@ -174,35 +174,35 @@ def test_repeats_vary_the_layout_of_both_driver_processes_and_keep_the_fill():
     assert [lay["hash_seed"] for lay in layouts] == [0, 1, 2]
     for key in ("mmap_pad", "heap_pad", "env_pad"):
         assert len({lay[key] for lay in layouts}) == 3, key
-    assert all(lay["mmap_pad"] % counters.PAGE == 0 and lay["mmap_pad"] <= 4 << 20 for lay in layouts)
-    assert counters.layout(1) == layouts[1]  # a repeat's layout is the same on every run
+    assert all(lay["mmap_pad"] % counter_driver.PAGE == 0 and lay["mmap_pad"] <= 4 << 20 for lay in layouts)
+    assert counter_driver.layout(1) == layouts[1]  # a repeat's layout is the same on every run
 
-    cmds = [counters._driver_cmd(s, 2) for s in specs]
-    envs = [counters._driver_env(s) for s in specs]
+    cmds = [counter_driver._driver_cmd(s, 2) for s in specs]
+    envs = [counter_driver._driver_env(s) for s in specs]
     assert cmds[0] != cmds[1] and envs[0]["PYTHONHASHSEED"] != envs[1]["PYTHONHASHSEED"]
-    assert len(envs[0][counters.LAYOUT_ENV_VAR]) == layouts[0]["env_pad"]
+    assert len(envs[0][counter_driver.LAYOUT_ENV_VAR]) == layouts[0]["env_pad"]
     assert envs[0]["OPENBLAS_NUM_THREADS"] == "1"
-    base, full = (json.loads(counters._driver_cmd(specs[1], r)[-1]) for r in (0, 2))
+    base, full = (json.loads(counter_driver._driver_cmd(specs[1], r)[-1]) for r in (0, 2))
     assert base["layout"] == full["layout"] == layouts[1] and (base["rounds"], full["rounds"]) == (0, 2)
     keys = {counters._driver_key("cachegrind", s, 0) for s in specs}
     assert len(keys) == 3  # the 0-round result is cached per repeat
 
     stored = []
     for spec in specs[:2]:
-        storage, _ = counters.build(spec)
+        storage, _ = counter_driver.build(spec)
         stored.append(np.concatenate([np.asarray(t[0]) for t in storage.buffers[0]._storage]))
     assert np.array_equal(stored[0], stored[1])
-    assert specs[0]["storage_bytes"] == counters.storage_bytes(counters.build(specs[0])[0]) > 40 * 3 * 5 * 16
+    assert specs[0]["storage_bytes"] == counters.storage_bytes(counter_driver.build(specs[0])[0]) > 40 * 3 * 5 * 16
 
 
 def test_the_driver_allocates_its_layout_pads_and_keeps_them(monkeypatch):
-    monkeypatch.setattr(counters, "_LAYOUT_PADS", [])
-    counters.apply_layout({"layout": {"hash_seed": 1, "mmap_pad": 3 * counters.PAGE, "heap_pad": 4112,
+    monkeypatch.setattr(counter_driver, "_LAYOUT_PADS", [])
+    counter_driver.apply_layout({"layout": {"hash_seed": 1, "mmap_pad": 3 * counter_driver.PAGE, "heap_pad": 4112,
                                       "env_pad": 32}})
-    mapped, heap = counters._LAYOUT_PADS
-    assert len(mapped) == 3 * counters.PAGE and len(heap) == 4112
-    counters.apply_layout({})  # a spec without a layout gets no pads
-    assert len(counters._LAYOUT_PADS) == 2
+    mapped, heap = counter_driver._LAYOUT_PADS
+    assert len(mapped) == 3 * counter_driver.PAGE and len(heap) == 4112
+    counter_driver.apply_layout({})  # a spec without a layout gets no pads
+    assert len(counter_driver._LAYOUT_PADS) == 2
 
 
 def test_counters_refuse_fewer_than_one_repeat(tmp_path, capsys):

@@ -27,6 +27,9 @@ What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=..., uni
     case. S runs in lockstep split it: each run saves `if run.save_due(periodic)`, then, once every run has
     saved, `process.stop_if_requested(...)` stops them all. A second signal stops at once (the last checkpoint
     stays valid);
+  - the progress display, one for both stacks (`progress`, a tqdm bar of units done / total on stderr, labelled
+    by `progress_label`): a run on its own shows it with `run.show_progress(unit)` and each safe point moves it
+    to the progress count `checkpoint_due` is given; S seeds in lockstep keep one bar over their summed budgets;
   - on start, stray temporary files of writes killed earlier (and payloads no manifest names) are removed;
   - `guard_finite(phase, step, tree)` / `check_value(phase, step, name, value)`: a NaN/Inf in parameters,
     a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
@@ -47,8 +50,10 @@ subclasses -> their `exit_code`.
 
 from __future__ import annotations
 
+import os
 import random
 import signal
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -228,6 +233,33 @@ def check_value(phase: str, step: int, name: str, value) -> None:
         raise Diverged(f"diverged in phase {phase} at step {step}: {name} is {v}; the last good checkpoint is kept")
 
 
+# ---------------------------------------------------------------- progress
+NO_PROGRESS_VAR = "EFFMARL_NO_PROGRESS"
+
+
+def _interactive() -> bool:
+    return sys.stderr.isatty()
+
+
+def progress(total: int, *, initial: int = 0, desc: str, unit: str):
+    """The progress display of a training run, both stacks: a tqdm bar of n / `total` `unit`s on stderr, starting
+    at n = `initial` (a resumed run), redrawn at most once a second. Shown only on a terminal and unless
+    EFFMARL_NO_PROGRESS=1: a log file (a workflow job) and a captured stderr get no bar, so an error stays the
+    one line it is; `write` (tqdm's) still prints above a bar or, without one, plainly."""
+    from tqdm import tqdm
+
+    return tqdm(total=total, initial=initial, desc=desc, unit=unit, mininterval=1, file=sys.stderr,
+                disable=not _interactive() or os.environ.get(NO_PROGRESS_VAR) == "1")
+
+
+def progress_label(cfg: dict, n_seeds: int = 1, resumed: bool = False) -> str:
+    """`<algo> <map or N=n_agents> <seed s | S seeds>`, with " (resumed)" when a checkpoint was loaded."""
+    env = cfg["env"]
+    where = env.get("map") or (f"N={env['n_agents']}" if "n_agents" in env else "")
+    seeds = f"seed {cfg['seed']}" if n_seeds == 1 else f"{n_seeds} seeds"
+    return f"{cfg['algo']} {where} {seeds}" + (" (resumed)" if resumed else "")
+
+
 # ---------------------------------------------------------------- the run
 class Process:
     """What the runs trained in one process share: the device and the stop signals. A `Run` on its own makes its
@@ -270,13 +302,22 @@ class Run:
         self.key = resume_key(cfg)
         self.removed = remove_strays(Path(rundir.path)) + self.store.clean()
         self.manifest = self.store.check(self.key, budget_field, budget)  # refused before the run is built
+        self.bar = None
 
     def __enter__(self) -> Run:
         self.process.__enter__()
         return self
 
     def __exit__(self, *exc) -> None:
+        if self.bar is not None:
+            self.bar.close()
         self.process.__exit__(*exc)
+
+    def show_progress(self, unit: str) -> None:
+        """Show this run's `progress` bar: from the checkpoint's progress (0 for a fresh run) to the budget, moved
+        by each `checkpoint_due`, closed when the run's `with` block ends."""
+        start = 0 if self.manifest is None else self.manifest["progress"]
+        self.bar = progress(self.budget, initial=start, desc=progress_label(self.cfg, resumed=start > 0), unit=unit)
 
     def restore(self, state) -> int | None:
         if self.manifest is None:
@@ -297,7 +338,10 @@ class Run:
         return periodic or self.stop_requested
 
     def checkpoint_due(self, state, progress: int, periodic: bool) -> None:
-        """A run's safe point on its own: save if `periodic` or a stop was requested; then stop if requested."""
+        """A run's safe point on its own: move the progress bar (if shown) to `progress`; save if `periodic` or a stop
+        was requested; then stop if requested."""
+        if self.bar is not None:
+            self.bar.update(progress - self.bar.n)
         if self.save_due(periodic):
             self.save(state, progress)
         self.process.stop_if_requested(f"at {progress} {self.unit}; run state saved in {self.store.dir}")

@@ -213,6 +213,7 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
         loop, state = build(cfg, make_learner, run.device)
         spec, timer = loop.spec, loop.timer
         resumed_from = run.restore(state)
+        run.show_progress("episode")
         while state.episode < cfg["budget"]["episodes"]:
             episode = state.episode
             returns = play_episode(loop, state)

@@ -1,11 +1,12 @@
 """Sampling-phase time per update round, storage × sampler, measured side by side (paper 1's headline).
 
 For each agent count N, the buffers are filled with MPE predator-prey transitions (a random-policy rollout
-of mpe2 simple_tag_v3, replayed with fresh array copies until `--fill` transitions are stored, so every
-stored transition owns its arrays as in the original). Then one "sampling phase of an update round" —
-`per_agent` batch mode: N times (draw B indices, gather the batch of all N agents as torch tensors), exactly
-what effmarl.algos.offpolicy.update_round does — is timed for every configuration in turn, interleaved
-(A B C D, B C D A, …) so drift in machine load hits all of them alike. Reported: median and quartiles of
+of simple_tag_v3, replayed with fresh array copies until `--fill` transitions are stored, so every stored
+transition owns its arrays as in the original: `effmarl.profiling.prefill`, shared with `effmarl bench
+paper1`). Then one "sampling phase of an update round" — `per_agent` batch mode: N times (draw B indices,
+gather the batch of all N agents as torch tensors), exactly what effmarl.algos.offpolicy.update_round does —
+is timed for every configuration in turn, interleaved (A B C D, B C D A, …) so drift in machine load hits all
+of them alike. Reported: median and quartiles of
 milliseconds per update round, and each median's ratio to reference/uniform.
 
     effmarl sampling-bench                                 # N = 3 and 12, B = 1024, k = 16
@@ -23,36 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
+from effmarl.profiling.prefill import DISTINCT, fill, rollout
+
 DEFAULT_OUT = Path("benchmarks") / "results" / "sampling_phase"
-
-
-def real_transitions(n_agents: int, steps: int, seed: int) -> list[tuple]:
-    from effmarl.envs import make_env
-
-    env = make_env({"backend": "mpe", "n_agents": n_agents, "num_obstacles": 2, "max_cycles": 25,
-                    "scenario": "simple_tag"})
-    rng = np.random.default_rng(seed)
-    eye = [np.eye(a, dtype=np.float32) for a in env.spec.n_actions]
-    out, episode = [], 0
-    step = env.reset(seed=seed)
-    while len(out) < steps:
-        actions = np.array([rng.integers(a) for a in env.spec.n_actions])
-        nxt = env.step(actions[None])
-        out.append(([o[0] for o in step.obs], [eye[i][a] for i, a in enumerate(actions)], nxt.rewards[0],
-                    [o[0] for o in nxt.obs], np.full(n_agents, nxt.terminated[0])))
-        step = nxt
-        if nxt.done[0]:
-            episode += 1
-            step = env.reset(seed=seed + episode)
-    env.close()
-    return out, env.spec
-
-
-def fill(storage, transitions: list[tuple], n: int) -> None:
-    for j in range(n):
-        obs, act, rew, nxt, done = transitions[j % len(transitions)]
-        storage.add([o.copy() for o in obs], [a.copy() for a in act], rew.copy(), [o.copy() for o in nxt],
-                    done.copy())
 
 
 def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.Generator, sync) -> float:
@@ -73,7 +47,7 @@ def measure(n_agents: int, args):
 
     from effmarl.replay import NeighborSampler, UniformSampler, make_storage
 
-    transitions, spec = real_transitions(n_agents, args.real_steps, args.seed)
+    transitions, spec = rollout(n_agents, min(args.fill, args.real_steps), args.seed)
     storages = {}
     for kind in ("reference", "contiguous"):
         storages[kind] = make_storage({"storage": kind, "buffer_size": args.capacity, "backend": "torch"},
@@ -114,7 +88,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=16)
     parser.add_argument("--fill", type=int, default=50_000, help="transitions stored before measuring")
     parser.add_argument("--capacity", type=int, default=1_000_000)
-    parser.add_argument("--real-steps", type=int, default=2_000, help="distinct MPE transitions generated")
+    parser.add_argument("--real-steps", type=int, default=DISTINCT, help="distinct MPE transitions generated, "
+                        "at most (the fill replays them)")
     parser.add_argument("--rounds", type=int, default=30, help="measured update rounds per configuration")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)

@@ -23,7 +23,6 @@ runs; its phases rows are the shared loop's time (column lockstep_seeds says how
 from __future__ import annotations
 
 import copy
-import os
 import shutil
 import sys
 import time
@@ -371,10 +370,5 @@ def run(cfg: dict, rundir: RunDir, stop_after: int | None = None) -> bool:
 
 
 def _progress(total: int, initial: int, resumed: bool, cfg: dict, n_seeds: int):
-    from tqdm import tqdm
-
-    interactive = sys.stderr.isatty()
-    seeds = f"seed {cfg['seed']}" if n_seeds == 1 else f"{n_seeds} seeds"
-    desc = f"{cfg['algo']} {cfg['env'].get('map', '')} {seeds}" + (" (resumed)" if resumed else "")
-    return tqdm(total=total, initial=initial, desc=desc, unit="step", mininterval=1 if interactive else 30,
-                disable=os.environ.get("EFFMARL_NO_PROGRESS") == "1", file=sys.stderr)
+    """The harness's progress display over the seeds' summed env-step budgets."""
+    return harness.progress(total, initial=initial, desc=harness.progress_label(cfg, n_seeds, resumed), unit="step")

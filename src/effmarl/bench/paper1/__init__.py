@@ -22,7 +22,7 @@ A speed measurement, not a test: read ratios, not absolute times. `--device cuda
 and the networks on the GPU (timers synchronise). `--size small` is the workflow step (a couple of minutes).
 
 This module is the command (arguments, sizes, the written tables); sections 1-2 are `sampling.py`, section 3 is
-`loops.py`, and both start from buffers filled by `prefill.py`.
+`loops.py`, and both start from buffers filled by `effmarl.profiling.prefill` (as `effmarl sampling-bench`'s do).
 """
 
 from __future__ import annotations

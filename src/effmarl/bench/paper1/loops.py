@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from effmarl.bench.paper1.prefill import fill, rollout
+from effmarl.profiling.prefill import DISTINCT, fill, rollout
 
 LOOPS = {"paper": {"storage": "reference", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
          "today": {"storage": "contiguous", "learner": "sequential", "backend": "mpe", "batch_mode": "per_agent"},
@@ -90,7 +90,7 @@ def run_loop(cfg: dict, fill_n: int, rounds: int, compiled: bool = False) -> dic
     torch.set_num_threads(cfg["threads"])
     harness.seed_everything(cfg["seed"])
     loop, state = offpolicy.build(cfg, offpolicy.LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]])
-    transitions, _ = rollout(cfg["env"]["n_agents"], min(fill_n, 2_000), cfg["seed"])
+    transitions, _ = rollout(cfg["env"]["n_agents"], min(fill_n, DISTINCT), cfg["seed"])
     fill(state.storage, transitions, fill_n)
     rss_built, reset = _rss_mib("VmRSS"), _reset_peak_rss()     # imports and networks are in; the buffer is not
     off, copies = cfg["offpolicy"], loop.env.num_envs

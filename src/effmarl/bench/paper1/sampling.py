@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from effmarl.bench.paper1.prefill import fill, rollout
+from effmarl.profiling.prefill import DISTINCT, fill, rollout
 
 FIELDS = ("obs", "act", "rew", "next_obs", "done")
 
@@ -32,7 +32,7 @@ def sampling_configs(k: int) -> list[dict]:
 def measure_sampling(n_agents: int, args) -> tuple[list[dict], dict]:
     from effmarl.replay import NeighborSampler, UniformSampler, make_storage, sampling_round
 
-    transitions, spec = rollout(n_agents, min(args.fill, 2_000), args.seed)
+    transitions, spec = rollout(n_agents, min(args.fill, DISTINCT), args.seed)
     storages = {}
     for kind in ("reference", "contiguous"):
         storages[kind] = make_storage({"storage": kind, "buffer_size": args.fill, "backend": "torch"},
