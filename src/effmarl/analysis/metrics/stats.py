@@ -22,7 +22,6 @@ def bootstrap_ci(values, confidence: float = CONFIDENCE, n_resamples: int = N_RE
     For the bands of learning-curve figures (metrics.mast.curves, figures/paper1_rewards.py), not for claims: over 3
     seeds its half-width is about one standard deviation and it covers the true mean in ≈ 75 % of draws
     (tests/test_stats_coverage.py), so claim, verdict and table intervals use `mean_interval` / `ratio_interval`.
-    One claim row still calls it: paper1_claims.training_rows (the end-to-end time), whose rebuild is issue 34's.
     Percentile rather than BCa: with the 2-8 seeds of a default run BCa's acceleration estimate is degenerate.
     Fewer than two samples give NaN bounds (one seed has no interval)."""
     values = np.asarray(values, dtype=float)

@@ -24,7 +24,6 @@ import pandas as pd
 from effmarl.analysis.io import named_inputs
 from effmarl.analysis.metrics import (
     RUN_ID,
-    bootstrap_ci,
     change_pct,
     counter_difference,
     evidence,
