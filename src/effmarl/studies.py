@@ -280,6 +280,35 @@ def seed_groups(cfgs: list[dict]) -> list[list[int]]:
     return list(groups.values())
 
 
+PAIR_FIELDS = ("sampler", "neighbor_k")  # the replay fields the two runs of an interleaved pair may differ in
+
+
+def sampler_pairs(cfgs: list[dict], source: str = "effmarl train --interleave") -> list[list[int]]:
+    """Indices of `cfgs` grouped by their configuration without `replay.sampler` and `replay.neighbor_k` (which only
+    the neighbor sampler reads), in order of first appearance, each group [uniform, neighbor]: paper 1's interleaved
+    pairs. A run without its counterpart, two runs of one sampler in a group, or a run with no replay section (not
+    maddpg/masac) is refused with one line per group."""
+    groups: dict[str, list[int]] = {}
+    for i, cfg in enumerate(cfgs):
+        if "replay" not in cfg:
+            raise ConfigError([f"field 'algo': {cfg['algo']!r} has no replay sampler to pair (run {i + 1}); "
+                               "interleaved pairs are maddpg/masac runs"], source)
+        key = {**cfg, "replay": {k: v for k, v in cfg["replay"].items() if k not in PAIR_FIELDS}}
+        groups.setdefault(json.dumps(key, sort_keys=True, default=str), []).append(i)
+    lines, pairs = [], []
+    for members in groups.values():
+        samplers = sorted(cfgs[i]["replay"]["sampler"] for i in members)
+        if samplers != ["neighbor", "uniform"]:
+            lines.append(f"field 'replay.sampler': runs {', '.join(str(i + 1) for i in members)} (seed "
+                         f"{cfgs[members[0]]['seed']}) have samplers {samplers}; an interleaved pair is one uniform "
+                         "and one neighbor run equal in every other field")
+            continue
+        pairs.append(sorted(members, key=lambda i: cfgs[i]["replay"]["sampler"] != "uniform"))
+    if lines:
+        raise ConfigError(lines, source)
+    return pairs
+
+
 def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
     """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study with
     runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid order, whatever they vary;
