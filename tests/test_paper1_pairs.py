@@ -203,3 +203,19 @@ def test_a_stop_during_an_interleaved_pair_saves_both_runs_and_the_same_command_
     for name, resumed_from in (("u", 1), ("n", 2)):
         assert_same_outputs(tmp_path / name, tmp_path / f"{name}_alone", counters=False)
         assert non_timing(tmp_path / name)["counters"]["resumed_from_episode"] == resumed_from
+
+
+def test_an_interleaved_pair_job_needs_both_runs_memory_at_once_and_counts_as_its_studys_training(tmp_path):
+    from pathlib import Path
+
+    from effmarl import resources
+    from effmarl.analysis.costs import _kind
+
+    u, n = run_cfg(), run_cfg(sampler="neighbor")
+    ru, rn = resources.for_run(u), resources.for_run(n)
+    assert resources.for_process([u, n], interleaved=True) == {
+        "mem_mb": ru["mem_mb"] + rn["mem_mb"], "runtime": ru["runtime"] + rn["runtime"], "gpu": 0}
+    results = Path("/r/results")
+    assert _kind(results / "paper1" / "benchmarks" / "pairs_paper1_3.tsv", results, Path("/r/figures")) == \
+        "training: paper1"
+

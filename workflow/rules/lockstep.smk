@@ -3,7 +3,18 @@
 # the study one after another (seeds of one configuration among them in lockstep), sharing imports and compiled
 # programs. `effmarl train` gets --config/--out once per run; each run still writes its own run directory, so
 # `aggregate` and every figure see ordinary runs. One rule per group (PROCESS_GROUPS, from common.smk); its runs
-# are left out of the one-run train rules (train_groups).
+# are left out of the one-run train rules (train_groups). A study declared `interleave: true` (paper 1's end-to-end
+# time) has one job per neighbor/uniform pair, `pairs_<study>_<n>`, whose two runs train alternately
+# (`effmarl train --interleave`); in a timing study that job reserves every core, like a run timed alone.
+def group_shell(name, study):
+    """The job's command: a timing study's pair (`pairs_…` groups, `--interleave`) reserves every core (common.smk)
+    and computes with MEASURED_THREADS, like a timing study's run alone; other groups use the rule's {threads}."""
+    threads = MEASURED_THREADS if study in TIMING_STUDIES else "{threads}"
+    interleave = " --interleave" if name.startswith("pairs_") else ""
+    return (thread_env(threads) + "effmarl train {params.runs}" + interleave + f" --set threads={threads} "
+            "> {log} 2>&1")
+
+
 for _name, (_study, _ids) in PROCESS_GROUPS.items():
 
     rule:
@@ -22,8 +33,9 @@ for _name, (_study, _ids) in PROCESS_GROUPS.items():
         params:
             runs=" ".join(f"--config {RESULTS}/{_study}/{rid}/config.yaml --out {RESULTS}/{_study}/{rid}"
                           for rid in _ids),
-        threads: 1
+        threads: job_threads(_study in TIMING_STUDIES)
         resources:  # lockstep seeds add their memory, runs one after another their runtime (resources.for_process)
-            **for_process([RUNS[_study][rid] for rid in _ids]),
+            **for_process([RUNS[_study][rid] for rid in _ids], interleaved=_name.startswith("pairs_")),
+            **slurm_options(_study in TIMING_STUDIES),
         shell:
-            thread_env() + "effmarl train {params.runs} --set threads={threads} > {log} 2>&1"
+            group_shell(_name, _study)
