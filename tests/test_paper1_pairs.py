@@ -219,3 +219,31 @@ def test_an_interleaved_pair_job_needs_both_runs_memory_at_once_and_counts_as_it
     assert _kind(results / "paper1" / "benchmarks" / "pairs_paper1_3.tsv", results, Path("/r/figures")) == \
         "training: paper1"
 
+
+def _rows(run: dict, wall: float, cpu: float | None) -> list[dict]:
+    """One episode's leaf rows: env_step and sampling split a total of `wall` s (cpu s, or no cpu column) 1:3,
+    plus the enclosing update_all_trainers (not a leaf: never added to the total)."""
+    rows = [{**run, "episode": 1, "phase": phase, "seconds": wall * share, "calls": 1,
+             **({} if cpu is None else {"cpu_seconds": cpu * share})}
+            for phase, share in (("env_step", 0.25), ("sampling", 0.75))]
+    return rows + [{**run, "episode": 1, "phase": "update_all_trainers", "seconds": wall, "calls": 1,
+                    **({} if cpu is None else {"cpu_seconds": cpu})}]
+
+
+def test_the_end_to_end_change_is_read_on_either_clock_and_a_run_without_cpu_seconds_pairs_on_wall_time_only():
+    from effmarl.analysis.metrics.end_to_end import clock_totals, pair_changes
+
+    def run(sampler, seed):
+        return {"cfg.study": "paper1", "run_id": f"{sampler}-{seed}", "cfg.algo": "maddpg", "cfg.env.n_agents": 12,
+                "cfg.replay.storage": "reference", "cfg.replay.sampler": sampler, "cfg.seed": seed}
+
+    # seed 0: wall 20 s -> 30 s (+50 %) while CPU 10 s -> 8 s (-20 %): a neighbour's load on the neighbor run
+    # seed 1: the uniform run's rows predate cpu_seconds (older checkpoint): its CPU change is unknown
+    phases = pd.DataFrame(_rows(run("uniform", 0), 20.0, 10.0) + _rows(run("neighbor", 0), 30.0, 8.0)
+                          + _rows(run("uniform", 1), 20.0, None) + _rows(run("neighbor", 1), 10.0, 5.0))
+    wall = pair_changes(clock_totals(phases, "seconds")).set_index("cfg.seed")["change_%"]
+    cpu = pair_changes(clock_totals(phases, "cpu_seconds")).set_index("cfg.seed")["change_%"]
+    assert wall.to_dict() == pytest.approx({0: 50.0, 1: -50.0})
+    assert cpu.to_dict() == pytest.approx({0: -20.0})  # seed 1 forms no pair on the CPU clock
+    with pytest.raises(ValueError, match="clock: 'user' is not one of seconds, cpu_seconds"):
+        clock_totals(phases, "user")
