@@ -247,3 +247,25 @@ def test_the_end_to_end_change_is_read_on_either_clock_and_a_run_without_cpu_sec
     assert cpu.to_dict() == pytest.approx({0: -20.0})  # seed 1 forms no pair on the CPU clock
     with pytest.raises(ValueError, match="clock: 'user' is not one of seconds, cpu_seconds"):
         clock_totals(phases, "user")
+
+
+@pytest.mark.slow
+def test_effmarl_train_interleave_trains_a_pair_from_the_command_line_and_refuses_a_lone_run(tmp_path):
+    import yaml
+    from conftest import run_cli
+
+    args = []
+    for sampler in ("uniform", "neighbor"):
+        cfg = {**copy.deepcopy(RUN), "algo": "maddpg", "budget": {"episodes": 2}}
+        cfg["replay"]["sampler"] = sampler
+        (tmp_path / f"{sampler}.yaml").write_text(yaml.safe_dump(cfg))
+        args += ["--config", str(tmp_path / f"{sampler}.yaml"), "--out", str(tmp_path / sampler)]
+    proc = run_cli("effmarl", "train", "--interleave", *args)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    for sampler in ("uniform", "neighbor"):
+        assert (tmp_path / sampler / "provenance.json").is_file()
+        assert pd.read_parquet(tmp_path / sampler / "metrics.parquet")["episode"].max() == 1
+    lone = run_cli("effmarl", "train", "--interleave", *args[:4], "--set", "seed=9")
+    assert lone.returncode == 2 and lone.stderr.strip().splitlines() == [
+        "effmarl: effmarl train --interleave: field 'replay.sampler': runs 1 (seed 9) have samplers ['uniform']; an "
+        "interleaved pair is one uniform and one neighbor run equal in every other field"]
