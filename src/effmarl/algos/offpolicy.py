@@ -277,7 +277,7 @@ def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
         while not trainer.done:
             trainer.step()
             process.stop_if_requested(trainer.where())
-        return trainer.finish()
+    return trainer.finish()  # outside the signal handlers, as every run's outputs are written
 
 
 def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
@@ -312,8 +312,8 @@ def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
                             other.save()
                     process.stop_if_requested("; ".join(t.where() for t in trainers))
             order.reverse()
-        for trainer in trainers:
-            trainer.finish()
+    for trainer in trainers:
+        trainer.finish()
     return [True] * len(trainers)
 
 
