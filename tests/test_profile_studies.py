@@ -121,7 +121,7 @@ def test_a_malformed_catalogue_entry_is_one_line_each(tmp_path):
         "field 'a.grid.seed': must be a list of values, a mapping of named settings, or null (an axis a profile may "
         "vary, held at the base's value)",
         "field 'b.runs_per_process': unknown key; a study declares doc, base, grid, sparsity_from, ticket_source, "
-        "timing (runs_per_process and seeds_per_process are a profile's)"]
+        "timing, interleave (runs_per_process and seeds_per_process are a profile's)"]
 
 
 def test_a_study_is_a_timing_study_only_where_the_catalogue_declares_it_and_a_profile_cannot_change_that():

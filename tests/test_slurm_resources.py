@@ -219,7 +219,7 @@ def test_every_job_of_the_smoke_and_default_profiles_fits_the_ci_node():
         expanded = _expanded(profile)
         groups = process_groups(load_profile(ROOT / "configs" / profile), expanded)
         for name, (study, ids) in groups.items():
-            need = resources.for_process([expanded[study][rid] for rid in ids])
+            need = resources.for_process([expanded[study][rid] for rid in ids], interleaved=name.startswith("pairs_"))
             assert need["mem_mb"] <= 8000 and need["gpu"] == 0, (profile, name, need)
 
 

@@ -44,7 +44,7 @@ def test_every_compute_job_has_a_benchmark_and_training_limits_every_thread_pool
         if job["rule"] in ("run_config", "run_config_selected", "all"):  # one YAML file in-process / the target
             continue
         assert job.get("benchmark"), f"rule {job['rule']} has no benchmark:"
-        if job["rule"].startswith("train_"):
+        if job["rule"].startswith(("train_", "pairs_")):  # a run's own job or an interleaved pair's (paper1)
             for var in ("OMP_NUM_THREADS=1", "--xla_cpu_multi_thread_eigen=$([ 1 -gt 1 ]", "threads=1"):
                 assert var in job["text"], (job["rule"], var)
 

@@ -18,6 +18,7 @@ from conftest import ROOT, run_cli
 # time vs k. paper1_reward (returns), skeleton (returns) and the QMIX studies (win rates) are not timings.
 TIMING_STUDIES = {"paper1", "paper1_scale", "paper1_ksweep"}
 TIMING_RULES = {"paper1_sampling_bench", "bench_paper1"}  # the interleaved sampling benchmark, `effmarl bench paper1`
+TRAIN_RULES = ("train_", "pairs_")  # a run's own job, or an interleaved neighbor/uniform pair's (paper1)
 
 
 def _jobs(text: str) -> list[dict]:
@@ -40,7 +41,7 @@ def _is_timing(job: dict) -> bool:
     if job["rule"] in TIMING_RULES:
         return True
     study = re.match(r"results/default/([a-z0-9_]+)/", job["output"])
-    return job["rule"].startswith("train_") and study is not None and study.group(1) in TIMING_STUDIES
+    return job["rule"].startswith(TRAIN_RULES) and study is not None and study.group(1) in TIMING_STUDIES
 
 
 def _dry_run(tmp_path, *options: str) -> list[dict]:
@@ -54,7 +55,8 @@ def _dry_run(tmp_path, *options: str) -> list[dict]:
 def test_a_timing_job_reserves_every_core_so_it_never_runs_beside_another_job(cores, tmp_path):
     jobs = _dry_run(tmp_path, "--cores", str(cores))
     timing = [job for job in jobs if _is_timing(job)]
-    trained = {re.match(r"results/default/([a-z0-9_]+)/", j["output"]).group(1) for j in timing if "train" in j["rule"]}
+    trained = {re.match(r"results/default/([a-z0-9_]+)/", j["output"]).group(1) for j in timing
+               if j["rule"].startswith(TRAIN_RULES)}
     assert trained == TIMING_STUDIES and TIMING_RULES <= {j["rule"] for j in timing}
     for job in timing:
         assert job["threads"] == cores, (job["rule"], job["output"][:120], job["threads"])
@@ -66,7 +68,7 @@ def test_the_process_a_timing_job_measures_keeps_one_thread_whatever_the_job_res
             continue
         assert "OMP_NUM_THREADS=1 " in job["shell"] and "intra_op_parallelism_threads=1" in job["shell"], job["rule"]
         assert "16" not in re.sub(r"results/\S+|--agents [0-9 ]+", "", job["shell"]), job["shell"]
-        assert ("--set threads=1 " if job["rule"].startswith("train_") else "--threads 1 ") in job["shell"]
+        assert ("--set threads=1 " if job["rule"].startswith(TRAIN_RULES) else "--threads 1 ") in job["shell"]
 
 
 def test_jobs_whose_outputs_are_not_times_keep_running_side_by_side_under_their_rules(tmp_path):
@@ -90,6 +92,20 @@ def test_on_slurm_a_timing_job_and_only_a_timing_job_asks_for_the_node_exclusive
         assert exclusive == _is_timing(job), (job["rule"], job["output"][:120], job["resources"])
         if exclusive:  # the node to itself, one core for the process it measures
             assert "cpus_per_task=1" in job["resources"], job["resources"]
+
+
+def test_the_end_to_end_study_trains_each_neighbor_uniform_pair_interleaved_in_one_timing_job(tmp_path):
+    """paper1 (`interleave: true`): one job per pair, both runs' directories its outputs, `--interleave` in its command;
+    every paper1 run is trained by such a job, and none by a one-run rule."""
+    jobs = _dry_run(tmp_path, "--cores", "16")
+    pairs = [job for job in jobs if job["rule"].startswith("pairs_paper1_")]
+    runs = [set(re.findall(r"results/default/paper1/([^/\s,]+)/provenance\.json", job["output"])) for job in pairs]
+    assert pairs and all(len(r) == 2 for r in runs)
+    for r in runs:
+        uniform, neighbor = sorted(r, key=lambda rid: "sampler-neighbor" in rid)
+        assert "sampler-uniform" in uniform and neighbor == uniform.replace("sampler-uniform", "sampler-neighbor")
+    assert all(" --interleave " in job["shell"] and job["threads"] == 16 for job in pairs)
+    assert not [job for job in jobs if job["rule"].startswith("train_") and "/paper1/" in job["output"]]
 
 
 def test_max_threads_below_cores_is_refused_before_any_job_since_a_timing_job_could_not_reserve_every_core(tmp_path):

@@ -34,7 +34,10 @@ def _cmd_train(args) -> int:
         cfgs.append(cfg)
     from effmarl.train import train, train_many
 
-    rundirs = [train(cfgs[0], args.out[0])] if len(cfgs) == 1 else train_many(cfgs, args.out)
+    if args.interleave:
+        rundirs = train_many(cfgs, args.out, interleave=True)
+    else:
+        rundirs = [train(cfgs[0], args.out[0])] if len(cfgs) == 1 else train_many(cfgs, args.out)
     for rundir in rundirs:
         print(f"run finished: {getattr(rundir, 'path', rundir)}")
     return 0
@@ -286,6 +289,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--config", required=True, action="append", help="run configuration (YAML, schema $defs/run)")
     p.add_argument("--out", required=True, action="append", help="output directory, e.g. results/<study>/<run_id>")
     p.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a field, e.g. seed=3")
+    p.add_argument("--interleave", action="store_true", help="train runs equal but for replay.sampler (one uniform, "
+                   "one neighbor) as interleaved pairs: one episode of each in turn, for paper 1's end-to-end timing")
     p.set_defaults(func=_cmd_train)
 
     p = sub.add_parser("validate", help="check profiles (configs/<profile>.yaml), the study catalogue "

@@ -309,8 +309,7 @@ class Run:
         return self
 
     def __exit__(self, *exc) -> None:
-        if self.bar is not None:
-            self.bar.close()
+        self.close_progress()
         self.process.__exit__(*exc)
 
     def show_progress(self, unit: str) -> None:
@@ -318,6 +317,16 @@ class Run:
         by each `checkpoint_due`, closed when the run's `with` block ends."""
         start = 0 if self.manifest is None else self.manifest["progress"]
         self.bar = progress(self.budget, initial=start, desc=progress_label(self.cfg, resumed=start > 0), unit=unit)
+
+    def advance(self, progress: int) -> None:
+        """Move the progress bar (if shown) to `progress`."""
+        if self.bar is not None:
+            self.bar.update(progress - self.bar.n)
+
+    def close_progress(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
 
     def restore(self, state) -> int | None:
         if self.manifest is None:
@@ -340,8 +349,7 @@ class Run:
     def checkpoint_due(self, state, progress: int, periodic: bool) -> None:
         """A run's safe point on its own: move the progress bar (if shown) to `progress`; save if `periodic` or a stop
         was requested; then stop if requested."""
-        if self.bar is not None:
-            self.bar.update(progress - self.bar.n)
+        self.advance(progress)
         if self.save_due(periodic):
             self.save(state, progress)
         self.process.stop_if_requested(f"at {progress} {self.unit}; run state saved in {self.store.dir}")

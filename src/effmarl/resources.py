@@ -182,12 +182,14 @@ def for_run(cfg: dict) -> dict[str, int]:
     return {"mem_mb": memory_mb(cfg), "runtime": runtime_min(cfg), "gpu": int(cfg.get("device") == "cuda")}
 
 
-def for_process(cfgs: list[dict]) -> dict[str, int]:
+def for_process(cfgs: list[dict], interleaved: bool = False) -> dict[str, int]:
     """The resources of one job that trains several runs in one process (`effmarl train` with several runs):
     the seeds of one configuration train in lockstep, stacked, so their memory adds up; those lockstep groups
-    train one after another, so the job needs the largest group's memory, and every run's runtime."""
+    train one after another, so the job needs the largest group's memory, and every run's runtime. An interleaved
+    pair (`interleaved`, `effmarl train --interleave`) holds both runs at once: their memory adds up too."""
     need = [for_run(cfg) for cfg in cfgs]
-    return {"mem_mb": max(sum(need[i]["mem_mb"] for i in group) for group in seed_groups(cfgs)),
+    groups = [list(range(len(cfgs)))] if interleaved else seed_groups(cfgs)
+    return {"mem_mb": max(sum(need[i]["mem_mb"] for i in group) for group in groups),
             "runtime": sum(n["runtime"] for n in need), "gpu": max(n["gpu"] for n in need)}
 
 

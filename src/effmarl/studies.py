@@ -23,7 +23,8 @@ from effmarl.profile_checks import comparison_problems, evaluation_problems, loc
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
 # schemas/ does to the schema) so that it is found from any working directory and in an installed copy.
 CATALOGUE = "configs/studies.yaml"
-CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source", "timing")  # what a study is: declared once
+# what a study is: declared once
+CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source", "timing", "interleave")
 # What a profile may set per study: its scale, and where its sparsity comes from (a study declared at a sparsity, as
 # the default profile's Table 1 at 90 %, may take it from the MAST selection instead: the paper profile's Table 1).
 SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process", "sparsity_from")
@@ -170,7 +171,8 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
 def timing_studies(workflow_cfg: dict) -> list[str]:
     """The profile's studies declared `timing: true` in the catalogue: their runs' phase timers feed a time, a share
     of time or a timing ranking, so each run is a job with the machine to itself (workflow/rules/common.smk). Such a
-    study trains one run per process: several runs of one job would time each other (one line per refusal)."""
+    study trains one run per process, or one interleaved pair (`interleave: true`): several runs of one job one after
+    another would time each other, or be timed under different loads (one line per refusal)."""
     timing = [name for name, study in workflow_cfg["studies"].items() if study.get("timing", False)]
     lines = [f"field 'studies.{name}.{key}': {name} is a timing study (each run timed alone, {CATALOGUE}); it "
              f"trains one run per process, got {key} {workflow_cfg['studies'][name][key]}"
@@ -280,13 +282,49 @@ def seed_groups(cfgs: list[dict]) -> list[list[int]]:
     return list(groups.values())
 
 
+PAIR_FIELDS = ("sampler", "neighbor_k")  # the replay fields the two runs of an interleaved pair may differ in
+
+
+def sampler_pairs(cfgs: list[dict], source: str = "effmarl train --interleave") -> list[list[int]]:
+    """Indices of `cfgs` grouped by their configuration without `replay.sampler` and `replay.neighbor_k` (which only
+    the neighbor sampler reads), in order of first appearance, each group [uniform, neighbor]: paper 1's interleaved
+    pairs. A run without its counterpart, two runs of one sampler in a group, or a run with no replay section (not
+    maddpg/masac) is refused with one line per group."""
+    groups: dict[str, list[int]] = {}
+    for i, cfg in enumerate(cfgs):
+        if "replay" not in cfg:
+            raise ConfigError([f"field 'algo': {cfg['algo']!r} has no replay sampler to pair (run {i + 1}); "
+                               "interleaved pairs are maddpg/masac runs"], source)
+        key = {**cfg, "replay": {k: v for k, v in cfg["replay"].items() if k not in PAIR_FIELDS}}
+        groups.setdefault(json.dumps(key, sort_keys=True, default=str), []).append(i)
+    lines, pairs = [], []
+    for members in groups.values():
+        samplers = sorted(cfgs[i]["replay"]["sampler"] for i in members)
+        if samplers != ["neighbor", "uniform"]:
+            lines.append(f"field 'replay.sampler': runs {', '.join(str(i + 1) for i in members)} (seed "
+                         f"{cfgs[members[0]]['seed']}) have samplers {samplers}; an interleaved pair is one uniform "
+                         "and one neighbor run equal in every other field")
+            continue
+        pairs.append(sorted(members, key=lambda i: cfgs[i]["replay"]["sampler"] != "uniform"))
+    if lines:
+        raise ConfigError(lines, source)
+    return pairs
+
+
 def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
-    """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study with
-    runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid order, whatever they vary;
-    otherwise seeds_per_process = k > 1 groups the runs that differ only in their seed, k at a time. Inside the
-    process, seeds of one configuration train in lockstep (effmarl train). Every other run stays a job of its own."""
+    """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study declared
+    `interleave: true` puts each neighbor/uniform pair (`sampler_pairs`) in one job (`effmarl train --interleave`,
+    job `pairs_…`). A study with runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid
+    order, whatever they vary; otherwise seeds_per_process = k > 1 groups the runs that differ only in their seed, k
+    at a time. Inside the process, seeds of one configuration train in lockstep (effmarl train). Every other run
+    stays a job of its own."""
     groups = {}
     for study, spec in workflow_cfg["studies"].items():
+        if spec.get("interleave", False):  # paper 1's neighbor/uniform pairs, each trained interleaved in one job
+            ids = list(runs[study])
+            for pair in sampler_pairs([runs[study][rid] for rid in ids], f"profile: study {study} (interleave)"):
+                groups[f"pairs_{study}_{len(groups)}"] = (study, [ids[i] for i in pair])
+            continue
         members = [rid for rid, cfg in runs[study].items() if cfg["algo"] in LOCKSTEP_ALGOS]
         k = spec.get("runs_per_process", 1)
         if k > 1:

@@ -5,6 +5,12 @@ one stacked computation, algos/qmix/lockstep.py); the groups train one after ano
 the SMAX env functions and the jitted episode programs are built once. Every run writes its own run directory and
 provenance; a run already finished with the same configuration is skipped, so the same command resumes what a
 failure or a stop left unfinished.
+
+Interleaved pairs (`train_many(..., interleave=True)`, `effmarl train --interleave`): paper 1's end-to-end timing.
+Runs equal but for the sampler (`replay.sampler` uniform vs neighbor, and `replay.neighbor_k`, which only the
+neighbor sampler reads) form a pair; a pair trains in one process, one episode round of each in turn
+(algos/offpolicy.py `run_interleaved`), so whatever else loads the machine loads both alike. Each run writes what it
+writes trained alone; only its phase times differ.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from effmarl.algos import ALGORITHMS
 from effmarl.config import ConfigError, cross_checks
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
-from effmarl.studies import seed_groups
+from effmarl.studies import sampler_pairs, seed_groups
 from effmarl.variants import QMIX_VARIANTS
 
 
@@ -66,6 +72,25 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     return rundirs
 
 
+def train_interleaved(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
+    """Train runs alternately in one process (algorithms with `run_interleaved`: the off-policy loop of paper 1);
+    each writes its own run directory, provenance.json last."""
+    module = importlib.import_module(ALGORITHMS[cfgs[0]["algo"]])
+    if not hasattr(module, "run_interleaved"):
+        raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train interleaved pairs (only maddpg and "
+                           "masac)"], "effmarl train --interleave")
+    for cfg in cfgs:
+        cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
+    harness.resolve_device(cfgs[0]["device"])
+    torch.set_num_threads(cfgs[0]["threads"])
+    rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
+    finished = module.run_interleaved(cfgs, rundirs)
+    for rundir, done in zip(rundirs, finished, strict=True):
+        if done:
+            rundir.finish()
+    return rundirs
+
+
 def finished_before(cfg: dict, out_dir: str) -> bool:
     """True when out_dir holds a finished run (provenance.json, written last) of exactly this configuration."""
     path = Path(out_dir) / "provenance.json"
@@ -78,8 +103,10 @@ def finished_before(cfg: dict, out_dir: str) -> bool:
     return recorded == json.loads(json.dumps(cfg, default=str))
 
 
-def train_many(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir | Path]:
-    """Train several runs in this process: lockstep groups (equal but for the seed) one after another.
+def train_many(cfgs: list[dict], out_dirs: list[str], interleave: bool = False) -> list[RunDir | Path]:
+    """Train several runs in this process: lockstep groups (equal but for the seed) one after another, or with
+    `interleave` the interleaved pairs (equal but for the sampler, studies.sampler_pairs) one after another; a pair of
+    which one run finished before trains the other alone.
 
     Every run is checked before any compute (cross-field checks, the device, one output directory each, lockstep
     support of groups of several seeds). A group that fails (diverged, refused checkpoint, an error) leaves the
@@ -90,14 +117,14 @@ def train_many(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir | Path]:
     if dupes:
         raise ConfigError([f"--out {d} given for more than one run; one output directory per run" for d in dupes],
                           "effmarl train")
-    groups = seed_groups(cfgs)
+    groups = sampler_pairs(cfgs) if interleave else seed_groups(cfgs)
     for group in groups:
         members = [cfgs[i] for i in group]
         for cfg in members:
             cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
             harness.resolve_device(cfg["device"])
         module = importlib.import_module(ALGORITHMS[members[0]["algo"]])
-        if len(group) > 1:
+        if len(group) > 1 and not interleave:
             if not hasattr(module, "run_lockstep"):
                 raise ConfigError([f"field 'algo': {members[0]['algo']!r} cannot train seeds in lockstep (only "
                                    f"{', '.join(QMIX_VARIANTS)}); give each seed its own command"], "effmarl train")
@@ -118,7 +145,8 @@ def train_many(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir | Path]:
             if len(todo) == 1:
                 out[todo[0]] = train(cfgs[todo[0]], out_dirs[todo[0]])
             else:
-                dirs = train_lockstep([cfgs[i] for i in todo], [out_dirs[i] for i in todo])
+                together = train_interleaved if interleave else train_lockstep
+                dirs = together([cfgs[i] for i in todo], [out_dirs[i] for i in todo])
                 for i, rundir in zip(todo, dirs, strict=True):
                     out[i] = rundir
         except (Interrupted, KeyboardInterrupt):

@@ -151,6 +151,12 @@ def job_threads(alone, threads=1):
     return (total_cores() or threads) if alone else threads
 
 
+def compute_threads(alone):
+    """The threads a job's process computes with (a param of the train and group rules): MEASURED_THREADS for a
+    timing job, which reserves every core only to have them to itself; the rule's {threads} for any other job."""
+    return MEASURED_THREADS if alone else (lambda wildcards, threads: threads)
+
+
 def slurm_options(alone):
     """A SLURM job's extra resources: the node to itself for a timing job, none else."""
     return {"slurm_extra": ALONE_ON_SLURM} if alone else {}

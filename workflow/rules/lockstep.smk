@@ -3,7 +3,15 @@
 # the study one after another (seeds of one configuration among them in lockstep), sharing imports and compiled
 # programs. `effmarl train` gets --config/--out once per run; each run still writes its own run directory, so
 # `aggregate` and every figure see ordinary runs. One rule per group (PROCESS_GROUPS, from common.smk); its runs
-# are left out of the one-run train rules (train_groups).
+# are left out of the one-run train rules (train_groups). A study declared `interleave: true` (paper 1's end-to-end
+# time) has one job per neighbor/uniform pair, `pairs_<study>_<n>`, whose two runs train alternately
+# (`effmarl train --interleave`); in a timing study that job reserves every core, like a run timed alone.
+# Snakemake evaluates a rule's `shell:` again when the job runs, after this loop has ended, so the command may not
+# read the loop's variables (every job would get the last group's); what differs per group is a param, bound here.
+GROUP_SHELL = (thread_env("{params.compute_threads}") + "effmarl train {params.runs}{params.interleave} "
+               "--set threads={params.compute_threads} > {log} 2>&1")
+
+
 for _name, (_study, _ids) in PROCESS_GROUPS.items():
 
     rule:
@@ -22,8 +30,11 @@ for _name, (_study, _ids) in PROCESS_GROUPS.items():
         params:
             runs=" ".join(f"--config {RESULTS}/{_study}/{rid}/config.yaml --out {RESULTS}/{_study}/{rid}"
                           for rid in _ids),
-        threads: 1
+            interleave=" --interleave" if _name.startswith("pairs_") else "",
+            compute_threads=compute_threads(_study in TIMING_STUDIES),
+        threads: job_threads(_study in TIMING_STUDIES)
         resources:  # lockstep seeds add their memory, runs one after another their runtime (resources.for_process)
-            **for_process([RUNS[_study][rid] for rid in _ids]),
+            **for_process([RUNS[_study][rid] for rid in _ids], interleaved=_name.startswith("pairs_")),
+            **slurm_options(_study in TIMING_STUDIES),
         shell:
-            thread_env() + "effmarl train {params.runs} --set threads={threads} > {log} 2>&1"
+            GROUP_SHELL

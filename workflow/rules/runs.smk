@@ -54,8 +54,11 @@ if SELECTED:
 # run resumes from, and Snakemake deletes a job's declared outputs before it runs the job.
 # A timing study's runs (common.smk) have rules of their own, train_<kind>_alone: each job reserves every core (on
 # SLURM the node) and its process computes with MEASURED_THREADS.
+# The command reads no loop variable (Snakemake evaluates `shell:` again when the job runs, after the loop has
+# ended): the compute threads are a param, bound per rule here (compute_threads, lockstep.smk's rule for groups).
+TRAIN_SHELL = (thread_env("{params.compute_threads}") + "effmarl train --config {input.config} --out "
+               "$(dirname {output.provenance}) --set threads={params.compute_threads} > {log} 2>&1")
 for _kind, (_files, _runs, _alone) in train_groups().items():
-    _threads = MEASURED_THREADS if _alone else "{threads}"
 
     rule:
         name:
@@ -72,6 +75,8 @@ for _kind, (_files, _runs, _alone) in train_groups().items():
             f"{RESULTS}/{{run}}/train.benchmark.tsv"
         wildcard_constraints:
             run=alternatives(_runs),
+        params:
+            compute_threads=compute_threads(_alone),
         threads: job_threads(_alone)
         resources:  # derived from the run's config: what a cluster job must ask for
             mem_mb=lambda wc: run_resources(wc.run, "mem_mb"),
@@ -79,8 +84,7 @@ for _kind, (_files, _runs, _alone) in train_groups().items():
             gpu=lambda wc: run_resources(wc.run, "gpu"),
             **slurm_options(_alone),
         shell:
-            thread_env(_threads) + "effmarl train --config {input.config} --out $(dirname {output.provenance}) "
-            f"--set threads={_threads} > {{log}} 2>&1"
+            TRAIN_SHELL
 
 
 rule aggregate:

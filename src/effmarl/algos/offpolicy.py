@@ -23,6 +23,10 @@ The whole run state — networks, optimisers, RNG states, replay storage, counte
 far — is a `TrainState`; the run harness (effmarl.harness) saves it with a checksum every
 `offpolicy.checkpoint_every` episodes and when SIGTERM/SIGINT arrives (then stops), restores it when a run
 starts and finds one, and stops the run if an update round leaves a NaN/Inf in the learner's parameters.
+
+A run is a `Trainer`, advanced one episode round at a time (`step`, which ends at the safe point): `train_loop`
+steps one to its budget; `run_interleaved` steps two (a neighbor/uniform pair, `effmarl train --interleave`)
+alternately in one process, each with its own global RNG states, so each writes what it writes alone.
 """
 
 from __future__ import annotations
@@ -202,44 +206,118 @@ def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
     return returns
 
 
+class Trainer:
+    """One run under the run harness, advanced one episode round (E copies) at a time: `train_loop` drives one to
+    its budget, `run_interleaved` drives two alternately in one process. Built from `cfg` with the learner of
+    `make_learner(cfg, spec, device)`; a checkpoint in the run directory is restored (`resumed_from`)."""
+
+    def __init__(self, cfg: dict, rundir: RunDir, make_learner, process: harness.Process):
+        check_config(cfg)
+        self.cfg, self.rundir = cfg, rundir
+        self.run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
+                               unit="episodes", process=process)
+        self.loop, self.state = build(cfg, make_learner, self.run.device)
+        self.resumed_from = self.run.restore(self.state)
+        self.run.show_progress("episode")
+
+    @property
+    def done(self) -> bool:
+        return self.state.episode >= self.cfg["budget"]["episodes"]
+
+    def step(self) -> None:
+        """One episode round: its metrics and phase rows, then the safe point's save, when periodic or when a stop
+        was requested. Stopping is the caller's (`Process.stop_if_requested`), once every run of the process saved."""
+        state, spec, timer = self.state, self.loop.spec, self.loop.timer
+        episode = state.episode
+        returns = play_episode(self.loop, state)
+        state.metrics += [{"episode": episode + j, "agent": name, "team": team, "return": float(ret),
+                           "env_steps": state.env_steps, "update_rounds": state.update_rounds}
+                          for j, per_copy in enumerate(returns)
+                          for name, team, ret in zip(spec.agents, spec.teams, per_copy, strict=True)]
+        state.episode += len(returns)
+        self.run.advance(state.episode)
+        every = self.cfg["offpolicy"]["checkpoint_every"]
+        periodic = bool(every) and state.episode // every > episode // every
+        state.phases += timer.snapshot(episode=episode)
+        if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
+            state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"),
+                                 "cpu_seconds": float("nan"), "calls": 1})
+        start, start_cpu = time.perf_counter(), time.process_time()
+        if self.run.save_due(periodic):  # a signal's save adds no row: counts stay equal
+            self.save()
+        if periodic:
+            state.phases[-1] = {**state.phases[-1], "seconds": time.perf_counter() - start,
+                                "cpu_seconds": time.process_time() - start_cpu}
+
+    def save(self) -> None:
+        self.run.save(self.state, self.state.episode)
+
+    def where(self) -> str:
+        """Where a stop leaves this run, for the stop's one-line message."""
+        return f"at {self.state.episode} episodes; run state saved in {self.run.store.dir}"
+
+    def finish(self) -> TrainState:
+        """Close the environment; write metrics, phases and counters."""
+        state, off = self.state, self.cfg["offpolicy"]
+        self.run.close_progress()
+        self.loop.env.close()
+        self.rundir.write_table("metrics", state.metrics)
+        self.rundir.write_table("phases", state.phases)
+        self.rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
+                                            "update_rounds": state.update_rounds,
+                                            "resumed_from_episode": self.resumed_from,
+                                            "device": str(self.loop.device), "env_backend": self.cfg["env"]["backend"],
+                                            "learner": off["learner"]})
+        return state
+
+
 def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     """Run `cfg` with the learner built by `make_learner(cfg, spec, device)` under the run harness (checkpoint
     with checksum, resume, signals, divergence guard); writes metrics and phases."""
     check_config(cfg)
-    off = cfg["offpolicy"]
-    run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
-                      unit="episodes")
-    with run:
-        loop, state = build(cfg, make_learner, run.device)
-        spec, timer = loop.spec, loop.timer
-        resumed_from = run.restore(state)
-        run.show_progress("episode")
-        while state.episode < cfg["budget"]["episodes"]:
-            episode = state.episode
-            returns = play_episode(loop, state)
-            state.metrics += [{"episode": episode + j, "agent": name, "team": team, "return": float(ret),
-                               "env_steps": state.env_steps, "update_rounds": state.update_rounds}
-                              for j, per_copy in enumerate(returns)
-                              for name, team, ret in zip(spec.agents, spec.teams, per_copy, strict=True)]
-            state.episode += len(returns)
-            every = off["checkpoint_every"]
-            periodic = bool(every) and state.episode // every > episode // every
-            state.phases += timer.snapshot(episode=episode)
-            if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
-                state.phases.append({"episode": episode, "phase": "checkpoint", "seconds": float("nan"),
-                                     "calls": 1})
-            start = time.perf_counter()
-            run.checkpoint_due(state, state.episode, periodic)  # a signal's save adds no row: counts stay equal
-            if periodic:
-                state.phases[-1] = {**state.phases[-1], "seconds": time.perf_counter() - start}
-        loop.env.close()
-    rundir.write_table("metrics", state.metrics)
-    rundir.write_table("phases", state.phases)
-    rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
-                                   "update_rounds": state.update_rounds, "resumed_from_episode": resumed_from,
-                                   "device": str(loop.device), "env_backend": cfg["env"]["backend"],
-                                   "learner": off["learner"]})
-    return state
+    with harness.Process(cfg["device"]) as process:
+        trainer = Trainer(cfg, rundir, make_learner, process)
+        while not trainer.done:
+            trainer.step()
+            process.stop_if_requested(trainer.where())
+    return trainer.finish()  # outside the signal handlers, as every run's outputs are written
+
+
+def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
+    """Train runs (paper 1's neighbor/uniform pairs) alternately in this process: round r plays one episode round
+    of each unfinished run, in the given order when r is even and reversed when r is odd (A B B A A B …), so that
+    whatever else loads the machine loads every run alike and neither is always first. Each run keeps its own
+    global RNG states (torch, numpy, python: swapped in before its round and out after it) and its own timer,
+    environment, sampler stream and learner, so it writes exactly what it writes when trained alone (`train_loop`);
+    only its times differ. A stop signal saves every run at its safe point (all are between episodes) and stops.
+    Returns, per run, whether it finished (all do, or an exception is raised)."""
+    for cfg in cfgs:
+        check_config(cfg)
+    with harness.Process(cfgs[0]["device"]) as process:
+        trainers, rngs = [], []
+        for cfg, rundir in zip(cfgs, rundirs, strict=True):
+            harness.seed_everything(cfg["seed"])  # what `effmarl train` does before a run alone
+            trainers.append(Trainer(cfg, rundir, LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]], process))
+            rngs.append(harness.global_rng_states())
+        order = list(range(len(trainers)))
+        while not all(t.done for t in trainers):
+            for i in order:
+                trainer = trainers[i]
+                if trainer.done:
+                    continue
+                harness.set_global_rng_states(rngs[i])
+                trainer.step()
+                rngs[i] = harness.global_rng_states()
+                if process.stop_requested:  # each run saves with its own global RNG states (the state holds them)
+                    for j, other in enumerate(trainers):
+                        if other is not trainer:
+                            harness.set_global_rng_states(rngs[j])
+                            other.save()
+                    process.stop_if_requested("; ".join(t.where() for t in trainers))
+            order.reverse()
+    for trainer in trainers:
+        trainer.finish()
+    return [True] * len(trainers)
 
 
 def run(cfg: dict, rundir: RunDir) -> None:

@@ -1,14 +1,14 @@
 """`effmarl costs`: what a finished workflow run cost, from the benchmark file Snakemake wrote for every job.
 
-Every compute rule declares `benchmark:` (workflow/rules/*.smk), so each job leaves a tab-separated line of its
-wall seconds (`s`), peak resident memory (`max_rss`, MB) and CPU seconds (`cpu_time`). This sums them by kind of
-job: training per study (`<results>/<study>/<run>/train.benchmark.tsv` and `<results>/<study>/benchmarks/
-<group>.tsv` for several runs in one process), the paper-1 micro-measurements, the `effmarl bench` sections,
-study tables (aggregate), and figures and tables. Job seconds add up over jobs that may have run side by side, so
-their total is core-seconds of work, not the workflow's wall time (measure that around `snakemake` itself, e.g.
+Every compute rule declares `benchmark:` (workflow/rules/*.smk), so each job leaves a tab-separated line of its wall
+seconds (`s`), peak resident memory (`max_rss`, MB) and CPU seconds (`cpu_time`). This sums them by kind of job:
+training per study (`<results>/<study>/<run>/train.benchmark.tsv` and `<results>/<study>/benchmarks/<group>.tsv` for
+several runs in one process, interleaved pairs included), the paper-1 micro-measurements, the `effmarl bench` sections,
+study tables (aggregate), and figures and tables. Job seconds add up over jobs that may have run side by side, so their
+total is core-seconds of work, not the workflow's wall time (measure that around `snakemake` itself, e.g.
 `/usr/bin/time -v snakemake --cores all`, and pass it with --wall-s to have it in the table). A training kind also
-counts its study's runs (run directories holding the `provenance.json` a finished run writes): with several runs in
-one process (runs_per_process) a job is not a run.
+counts its study's runs (run directories holding the `provenance.json` a finished run writes): with several runs in one
+process (runs_per_process) a job is not a run.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def _kind(path: Path, results: Path, figures: Path) -> str:
         return f"paper 1 micro: {path.stem}"
     if path.name.endswith(".summary.tsv"):
         return "study tables (aggregate)"
-    if path.parent.name == "benchmarks" and path.stem.startswith(("batch_", "lockstep_")):
+    if path.parent.name == "benchmarks" and path.stem.startswith(("batch_", "lockstep_", "pairs_")):
         return f"training: {rel.parts[0]}"
     return "other"
 

@@ -12,6 +12,10 @@ interval c̄_a ± t_{|P_a|−1, 0.975} · s_a / √|P_a| (`stats.mean_interval`,
 The verdict is "neighbor faster" where the interval lies below 0, "neighbor slower" where it lies above 0, and
 "undecided" where it contains 0 or there are fewer than 2 pairs (no interval): the pairs' spread is then wider than
 the effect. The statistic and its interval are of one quantity, c̄_a; no change of means is mixed in.
+
+T may be read on either clock a phase row carries (`clock_totals`): `seconds` (wall) or `cpu_seconds` (the
+process's CPU time, which other processes on the machine do not inflate). A study declared `interleave: true`
+(`paper1`) trains each pair's two runs alternately in one job, so a load the workflow cannot control falls on both.
 """
 
 from __future__ import annotations
@@ -19,13 +23,32 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.runs import grid_keys
+from effmarl.analysis.metrics.phases import LEAF_PHASES, run_totals
+from effmarl.analysis.metrics.runs import grid_keys, run_columns
 from effmarl.analysis.metrics.stats import mean_interval, paired
 
 SAMPLER = "cfg.replay.sampler"
 NOT_PAIR_KEYS = {SAMPLER, "cfg.replay.neighbor_k"}  # what the two runs of a pair may differ in
 ALGO = "cfg.algo"
 FASTER, SLOWER, UNDECIDED = "neighbor faster", "neighbor slower", "undecided"
+CLOCKS = ("seconds", "cpu_seconds")
+
+
+def clock_totals(phases: pd.DataFrame, clock: str = "seconds") -> pd.DataFrame:
+    """`metrics.run_totals` (per run: `total` = Σ of the leaf phases, `update`) on one clock: `seconds` (wall) or
+    `cpu_seconds` (process CPU time). A run with a leaf or update row that lacks the clock (rows written before
+    cpu_seconds existed) gets NaN, not a partial sum, and so forms no pair on that clock (`pair_changes`)."""
+    if clock not in CLOCKS:
+        raise ValueError(f"clock: {clock!r} is not one of {', '.join(CLOCKS)}")
+    if clock == "seconds":
+        return run_totals(phases)
+    timed = phases[phases.phase.isin([*LEAF_PHASES, "update_all_trainers"])]
+    values = timed["cpu_seconds"] if "cpu_seconds" in timed else pd.Series(float("nan"), index=timed.index)
+    incomplete = timed.assign(_missing=values.isna()).groupby(run_columns(phases))["_missing"].any()
+    totals = run_totals(phases.drop(columns="seconds").assign(seconds=phases.get("cpu_seconds", float("nan"))))
+    missing = totals.join(incomplete, on=run_columns(phases))["_missing"].fillna(True).to_numpy(dtype=bool)
+    totals.loc[missing, ["total", "update"]] = float("nan")
+    return totals
 
 
 def pair_changes(totals: pd.DataFrame) -> pd.DataFrame:
