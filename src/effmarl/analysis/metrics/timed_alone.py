@@ -36,8 +36,9 @@ class TimedAlone:
     @property
     def text(self) -> str:
         if not self.illustrative:
-            return (f"timed alone: each run of {', '.join(self.alone)} was a workflow job with the machine to itself "
-                    "(a timing study, workflow/rules/common.smk)")
+            return (f"timed alone: each run of {', '.join(self.alone)} was a workflow job with the machine to itself, "
+                    "or one of an interleaved neighbor/uniform pair that was (a timing study, "
+                    "workflow/rules/common.smk)")
         if not self.shared:
             return "illustrative: no runs"
         return (f"illustrative: the runs of {', '.join(self.shared)} trained beside other workflow jobs, so these "
