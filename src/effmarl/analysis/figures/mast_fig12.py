@@ -4,7 +4,7 @@ Per run r (column unit_type of agent_masks.summary.parquet), agent a of its n ag
 connections; its share of the run's budget is A_a / Σ_b A_b, and its holding relative to an equal split is
     h_a = n · A_a / Σ_b A_b        (1 for every agent where the budget is split equally).
 Per unit type u: H_u = mean_{a of type u} h_a and its share of the budget S_u = Σ_{a of type u} A_a / Σ_b A_b.
-Over seeds: the mean of H_u with its 95 % Student-t interval (stats.mean_interval via mast_fig8.sweep_stats).
+Over seeds: the mean of H_u with its 95 % Student-t interval (stats.mean_interval via metrics.mast.sweep_stats).
 The agents' own h_a are drawn as dots. Summed actives averaged over agents (the quantity drawn before) equal the
 global budget / n by construction, and on a map with one unit type an allocation across types does not exist:
 runs with one unit type are not drawn, and the workflow makes this figure only from runs on a map with several
@@ -17,9 +17,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.figures.mast_fig8 import sweep_stats
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, final_win_rate, judge, seeds_text, shown_runs
+from effmarl.analysis.metrics import LAST_K, final_win_rate, judge, seeds_text, shown_runs, sweep_stats
 from effmarl.analysis.style import bars
 from effmarl.config import ConfigError
 

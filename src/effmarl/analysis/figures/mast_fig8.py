@@ -26,10 +26,9 @@ from effmarl.analysis.metrics import (
     final_win_rate,
     judge,
     require_comparable,
-    run_columns,
     seeds_text,
+    sweep_stats,
 )
-from effmarl.analysis.metrics.stats import mean_interval
 from effmarl.analysis.style import algo_name, map_name, method_color, method_name
 from effmarl.config import ConfigError
 
@@ -59,20 +58,6 @@ POINT = ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"]
 MIN_SPARSITIES = 3  # a sweep of fewer points cannot show where a method falls below dense
 DODGE = 0.3  # the methods at one sparsity spread over this share of the smallest gap between swept sparsities
 LONE_SPREAD = 0.02  # their spread where a panel has one sparsity (no gap to take a share of)
-
-
-def sweep_stats(per_run: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
-    """Per group of `keys`: `mean` over its runs of `value`, `lo`/`hi` its 95 % Student-t interval
-    (stats.mean_interval: NaN for one run) and `seeds`, the number of runs."""
-    ident = run_columns(per_run)
-    rows = []
-    for values, group in per_run.groupby(keys, dropna=False, sort=True):
-        v = group[value].to_numpy(dtype=float)
-        lo, hi = mean_interval(v)
-        rows.append({**dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True)),
-                     "mean": float(np.nanmean(v)) if np.isfinite(v).any() else np.nan, "lo": lo, "hi": hi,
-                     "seeds": int(len(group.drop_duplicates(ident))) if ident else len(group)})
-    return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "seeds"])
 
 
 def dodge(methods: list[str], sparsities) -> dict[str, float]:

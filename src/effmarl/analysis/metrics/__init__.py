@@ -34,6 +34,7 @@ from effmarl.analysis.metrics.mast import (
                                              seed_stats,
                                              seeds_text,
                                              select_sparsity,
+                                             sweep_stats,
                                              table1_cells,
 )
 from effmarl.analysis.metrics.phases import (
@@ -92,7 +93,7 @@ __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_interval", "mean_interval", "IQM_TRIM",
-           "require_comparable", "savgol", "seed_stats", "seeds_text", "select_sparsity", "table1_cells",
+           "require_comparable", "savgol", "seed_stats", "seeds_text", "sweep_stats", "select_sparsity", "table1_cells",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
            "require_one_budget", "require_one_commit", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",

@@ -139,6 +139,20 @@ def seed_stats(per_run_values: pd.DataFrame, keys: list[str], value: str = "win_
     return pd.DataFrame(rows, columns=[*keys, *STAT_COLUMNS])
 
 
+def sweep_stats(per_run: pd.DataFrame, keys: list[str], value: str = "win_rate") -> pd.DataFrame:
+    """Per group of `keys`: `mean` over its runs of `value`, `lo`/`hi` its 95 % Student-t interval
+    (stats.mean_interval: NaN for one run) and `seeds`, the number of runs."""
+    ident = run_columns(per_run)
+    rows = []
+    for values, group in per_run.groupby(keys, dropna=False, sort=True):
+        v = group[value].to_numpy(dtype=float)
+        lo, hi = mean_interval(v)
+        rows.append({**dict(zip(keys, values if isinstance(values, tuple) else (values,), strict=True)),
+                     "mean": float(np.nanmean(v)) if np.isfinite(v).any() else np.nan, "lo": lo, "hi": hi,
+                     "seeds": int(len(group.drop_duplicates(ident))) if ident else len(group)})
+    return pd.DataFrame(rows, columns=[*keys, "mean", "lo", "hi", "seeds"])
+
+
 def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate", window: int = SG_WINDOW,
            order: int = SG_ORDER, smooth: bool = True) -> pd.DataFrame:
     """Learning curves: per group of `keys` and grid step x, the mean over seeds of each run's Savitzky-Golay
