@@ -62,14 +62,7 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     module.check_lockstep(cfgs)
     for cfg in cfgs:
         module.preflight(cfg)
-    harness.resolve_device(cfgs[0]["device"])
-    torch.set_num_threads(cfgs[0]["threads"])
-    rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
-    finished = module.run_lockstep(cfgs, rundirs)
-    for rundir, done in zip(rundirs, finished, strict=True):
-        if done:
-            rundir.finish()
-    return rundirs
+    return _train_together(cfgs, out_dirs, module.run_lockstep)
 
 
 def train_interleaved(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
@@ -81,10 +74,16 @@ def train_interleaved(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
                            "masac)"], "effmarl train --interleave")
     for cfg in cfgs:
         cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
+    return _train_together(cfgs, out_dirs, module.run_interleaved)
+
+
+def _train_together(cfgs: list[dict], out_dirs: list[str], run) -> list[RunDir]:
+    """Several runs in this process: their run directories made, `run(cfgs, rundirs)` trains them (returning which
+    finished), and each finished run writes provenance.json last."""
     harness.resolve_device(cfgs[0]["device"])
     torch.set_num_threads(cfgs[0]["threads"])
     rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
-    finished = module.run_interleaved(cfgs, rundirs)
+    finished = run(cfgs, rundirs)
     for rundir, done in zip(rundirs, finished, strict=True):
         if done:
             rundir.finish()
