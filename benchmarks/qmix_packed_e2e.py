@@ -1,10 +1,10 @@
-"""End to end: the same QMIX-family training run through different learner paths, side by side in one process: the
-packed learner unroll (the default), the padded one (nets.rnn_agent.padded_unroll, every step of a batch cut to its
-longest episode) and the compiled update (algos.qmix.lockstep.compiled_update: loss and gradient as one jitted JAX
-program per length bucket).
+"""End to end: the same QMIX-family training run through different learner unrolls, side by side in one process: the
+packed learner unroll (the default) and the padded one (nets.rnn_agent.padded_unroll, every step of a batch cut to
+its longest episode). (Its compiled path, a jitted JAX update, is gone with the update itself; the run of it,
+benchmarks/results/qmix_compiled_e2e.md, was made by the version at commit 5e40a92.)
 
     python benchmarks/qmix_packed_e2e.py --config RUN.yaml --out benchmarks/results/qmix_packed_e2e [--repeats 1]
-        [--paths padded packed compiled]
+        [--paths padded packed]
 
 Each repeat trains the run once per path (in the order given, alternating), each into a fresh temporary run
 directory, with one torch thread; it records wall and CPU seconds (all threads of the process: JAX may use more
@@ -25,11 +25,10 @@ import pandas as pd
 import torch
 
 from effmarl import config, provenance, train
-from effmarl.algos.qmix.lockstep import compiled_update
 from effmarl.nets.rnn_agent import padded_unroll
 from effmarl.replay import episode
 
-PATHS = {"padded": padded_unroll, "packed": contextlib.nullcontext, "compiled": compiled_update}
+PATHS = {"padded": padded_unroll, "packed": contextlib.nullcontext}
 
 
 def main() -> None:

@@ -61,3 +61,34 @@ def test_exploration_follows_epsilon_and_never_picks_unavailable_actions():
     assert not torch.equal(greedy["actions"][:, 0], random["actions"][:, 0])
     again, _ = runner.collect(agents, [5, 5], [0.0, 1.0])[1]
     assert torch.equal(again["actions"], random["actions"])  # draws are a function of the round's seed
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_jax_agent_equals_the_torch_agent(shared):
+    """The runner's JAX agent (algos/qmix/functional.py) on the torch agent's parameters: the same inputs, Q-values,
+    hidden states and greedy actions as nets/rnn_agent.py and operators.greedy_actions, for three steps."""
+    import jax.numpy as jnp
+
+    from effmarl.algos.qmix import functional
+    from effmarl.algos.qmix.operators import greedy_actions
+    from effmarl.nets.rnn_agent import agent_inputs
+
+    n, obs_dim, a = 3, 7, 5
+    torch.manual_seed(0)
+    agent = RNNAgent(input_dim(obs_dim, a, n), a, 16, linear_factory(n, shared))
+    params = {k: jnp.asarray(v.detach().numpy()) for k, v in agent.named_parameters()}
+    obs, last = torch.randn(3, 4, n, obs_dim), torch.randint(-1, a, (3, 4, n))
+    avail = torch.rand(3, 4, n, a) > 0.3
+    avail[..., 0] = True
+    h, h_jax = agent.init_hidden(4, n), jnp.zeros((4, n, 16))
+    for t in range(3):
+        x = agent_inputs(obs[t], last[t], a)
+        x_jax = functional.agent_inputs(jnp.asarray(obs[t].numpy()), jnp.asarray(last[t].numpy()), a)
+        np.testing.assert_array_equal(np.asarray(x_jax), x.numpy())
+        with torch.no_grad():
+            q, h = agent(x, h)
+        q_jax, h_jax = functional.agent_step(params, x_jax, h_jax)
+        np.testing.assert_allclose(np.asarray(q_jax), q.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(np.asarray(h_jax), h.numpy(), rtol=1e-5, atol=1e-5)
+        np.testing.assert_array_equal(np.asarray(functional.greedy_actions(q_jax, jnp.asarray(avail[t].numpy()))),
+                                      greedy_actions(q, avail[t]).numpy())

@@ -3,7 +3,7 @@ networks, target operator, extra loss terms, FLOPs, display name, the workflow's
 lists) reads it.
 
 Adding a variant is one `Variant` entry in `QMIX_VARIANTS` plus its own functions (a target operator in
-algos/qmix/operators.py and its JAX twin in algos/qmix/functional.py when it reuses none, a FLOPs formula here).
+algos/qmix/operators.py when it reuses none, a FLOPs formula here).
 The table is plain Python (no torch, no jax), so the schema, the workflow and the figure modules can read it;
 the learner resolves the names below inside algos/qmix.
 """
@@ -43,8 +43,7 @@ class Variant:
     networks:    the networks it builds, in build order (networks.py); with "central_agent"/"central_mixer" the
                  central ones are counted as the unrestricted networks of its FLOPs and their Q* takes the
                  per-agent operator's values (operators.py)
-    operator:    its target operator: a function name in algos/qmix/operators.py (torch) and the matching branch
-                 of algos/qmix/functional.py (JAX)
+    operator:    its target operator: a function name in algos/qmix/operators.py
     losses:      extra loss terms besides the squared TD error: "ow_weighting" (OW-QMIX's weighted TD error and
                  central Q* loss, qmix.ow_w and qmix.central_loss), "res_regulariser" (RES's regulariser towards
                  the discounted return, qmix.res_lambda)

@@ -18,11 +18,9 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               recurrence backward over every padded step, nets.rnn_agent.padded_unroll) and `packed` (the
               default: steps past an episode's end skipped); timed in alternating blocks of `--rounds` rounds (the
               fastest of `--repeats` blocks each: on a shared machine the least disturbed one); `speedup` =
-              reference ÷ path; `compiled` (algos/qmix/compiled.py: loss and gradient as one jitted JAX program
-              per length bucket, the optimiser step unchanged; compile_s its compile time) against the packed
-              default: vs_packed_cpu = packed CPU seconds ÷ compiled CPU seconds (core-seconds, so a path that
-              uses both cores is not flattered); us_per_agent_timestep = seconds per update ÷ (agents × the
-              mean transitions of a sampled batch); forward_s / backward_step_s: the loop's learner_forward and
+              reference ÷ path; vs_packed_cpu = packed CPU seconds ÷ the path's CPU seconds (core-seconds, so a
+              path that uses both cores is not flattered); us_per_agent_timestep = seconds per update ÷ (agents ×
+              the mean transitions of a sampled batch); forward_s / backward_step_s: the loop's learner_forward and
               learner_backward (backward, masks, clipping, RMSprop) phases per update in that block
 Everything runs through the training loop's own functions (algos/qmix/run.py), on SMAX `--map`, `--device`.
 Writes <out>.{csv,md,provenance.json}.
@@ -168,11 +166,10 @@ def mask_work(args, root: Path) -> list[dict]:
 
 
 def update(args, root: Path) -> list[dict]:
-    """Seconds (wall and CPU) per update of the reference, the padded agent-major, the packed and the compiled
-    learner path, side by side (alternating blocks)."""
+    """Seconds (wall and CPU) per update of the reference, the padded agent-major and the packed (the training
+    loop's) learner unroll, side by side (alternating blocks)."""
     from contextlib import nullcontext
 
-    from effmarl.algos.qmix.lockstep import compiled_update
     from effmarl.algos.qmix.run import collect_round, update_round
     from effmarl.nets.rnn_agent import padded_unroll, reference_unroll
 
@@ -180,8 +177,7 @@ def update(args, root: Path) -> list[dict]:
     for method in ("dense", "mast"):
         cfg = _cfg(args, method, args.envs, "jax")
         seeds, stack, run, timer = _seeds(cfg, 1, root / f"update-{method}")
-        contexts = {"reference": reference_unroll, "agent_major": padded_unroll, "packed": nullcontext,
-                    "compiled": lambda stack=stack: compiled_update(stack)}
+        contexts = {"reference": reference_unroll, "agent_major": padded_unroll, "packed": nullcontext}
         while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
             collect_round(seeds, run, [0])
         for _ in range(args.rounds):  # a buffer of several rounds, as a run samples from
@@ -190,7 +186,7 @@ def update(args, root: Path) -> list[dict]:
         agent_steps = transitions * run.spec.n_agents  # agent-timesteps of one sampled batch
         times = {path: [] for path in contexts}  # per block: (wall, cpu, {phase: seconds}) per update
         updates = args.rounds * args.envs
-        for repeat in range(args.repeats + 1):  # the first pass is a warm-up (and compiles)
+        for repeat in range(args.repeats + 1):  # the first pass is a warm-up
             for path in times:
                 with contexts[path]():
                     mark, start, cpu = timer.mark(), time.perf_counter(), time.process_time()
@@ -201,7 +197,6 @@ def update(args, root: Path) -> list[dict]:
                         times[path].append(((time.perf_counter() - start) / updates,
                                             (time.process_time() - cpu) / updates, phases))
         best = {path: min(blocks, key=lambda b: b[0]) for path, blocks in times.items()}  # least disturbed block
-        compile_s = stack.compile_seconds if stack.compile_seconds is not None else float("nan")
         for path, (t, cpu, phases) in best.items():
             rows.append({"measure": "update", "runner": "-", "method": method, "seeds": 1,
                          "updates_per_round": args.envs, "env_steps_per_s": float("nan"), "updates_per_s": 1.0 / t,
@@ -210,7 +205,7 @@ def update(args, root: Path) -> list[dict]:
                          "forward_s": phases.get("learner_forward", float("nan")),
                          "backward_step_s": phases.get("learner_backward", float("nan")),
                          "speedup": best["reference"][0] / t, "vs_packed_cpu": best["packed"][1] / cpu,
-                         "alive_share": alive, "compile_s": compile_s if path == "compiled" else float("nan")})
+                         "alive_share": alive})
     return rows
 
 

@@ -8,8 +8,7 @@ each module one job:
                 Mellowmax), chosen once per run
   learner.py    one seed's networks, targets and loss (sparse masks included)
   lockstep.py   the optimiser step of 1 or S seeds, stacked along a seed axis and updated as one computation
-  functional.py the agent, mixers, operators, returns and loss as pure JAX functions (the runner's agent too)
-  compiled.py   the loss and gradient as one jitted JAX program (measured against the eager update; opt-in)
+  functional.py the GRU agent and greedy action as pure JAX functions: what the jitted SMAX runner acts with
   runner.py     episode runners: collect ε-greedy episode batches and evaluate (Python reference; SMAX jitted)
   settings.py   cross-field config checks, the schedules a budget implies, the return each update uses
   tickets.py    random / winning / cheating tickets: masks (and weights) from a finished sparse run

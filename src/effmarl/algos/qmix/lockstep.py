@@ -14,12 +14,9 @@ evolves and checkpoints exactly its own seed. One update of all seeds is
     per seed: gradient-norm clipping with its own norm (torch's clip_grad_norm_ formula)
     one RMSprop step over the stacked tensors — RMSprop is elementwise, so this is S separate optimisers
     per seed: re-zero its inactive weights
-This step is the only optimiser step of the QMIX family (a single run is a stack of one seed).
-
-Inside `compiled_update()` (benchmarks and tests) each seed's loss and gradient come from one jitted JAX program
-instead (compiled.py: the whole forward and backward, equal to the eager loss up to float rounding) and `step` takes
-those gradients in place of the backward pass. It is not the default: on this project's CPUs it measured no faster
-than the eager update (benchmarks/results/qmix_compiled.md).
+This step is the only optimiser step of the QMIX family (a single run is a stack of one seed). The update is eager
+torch; a jitted JAX loss and gradient measured no faster on this project's CPUs (0.30x the eager update on 3s5z,
+benchmarks/results/qmix_compiled_3s5z.md) and is gone (git show 5e40a92:src/effmarl/algos/qmix/compiled.py).
 
 Seeds whose updates use different returns (hybrid TD(λ) switches at an env-step count that a seed reaches a
 round earlier or later than another) are evaluated in one vmap call per return kind. Padding episodes in time
@@ -29,7 +26,6 @@ changes no loss: padded steps are masked out of the TD error and of every return
 from __future__ import annotations
 
 from collections import defaultdict
-from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -60,8 +56,6 @@ class _SeedOptimiserView:
 class SeedStack:
     """S learners (same configuration, different seeds) updated together; see the module docstring."""
 
-    compiled = False  # True inside compiled_update(): losses and gradients from one jitted JAX program (CPU)
-
     def __init__(self, learners: list[Learner], vectorised: bool | None = None):
         self.learners = learners
         base = learners[0]
@@ -87,31 +81,13 @@ class SeedStack:
         self.cells = [m for m in base.modules() if isinstance(m, GRUCell)]
         self.optimiser = RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
         self.max_norm = q["grad_norm_clip"]
-        self.compiled_loss = self._compiled = None
-        if self.compiled and device.type == "cpu":
-            self.compile()
-
-    def compile(self) -> None:
-        """Take losses and gradients from the jitted JAX program from now on (its programs cached on the stack)."""
-        from effmarl.algos.qmix.compiled import CompiledLoss
-
-        self._compiled = self._compiled or CompiledLoss(self.template)
-        self.compiled_loss = self._compiled
-
-    @property
-    def compile_seconds(self) -> float | None:
-        """Seconds spent compiling the jitted programs so far (None: this stack never compiled)."""
-        return self._compiled.compile_seconds if self._compiled else None
 
     def __len__(self) -> int:
         return len(self.learners)
 
     def losses(self, batches: list[dict[str, torch.Tensor]], kinds: list[tuple], seeds: list[int]):
         """Loss and statistics of seed seeds[i] on batches[i] with return kinds[i]. Returns (Σ loss, [loss_i],
-        [stats_i]) with loss_i and the statistics as 0-d tensors. Compiled: the gradients are computed here too
-        (into every parameter's .grad) and Σ loss is None."""
-        if self.compiled_loss is not None:
-            return self._compiled_losses(batches, kinds, seeds)
+        [stats_i]) with loss_i and the statistics as 0-d tensors."""
         steps = max(b["filled"].shape[1] for b in batches)
         padded = [pad_time(b, steps) for b in batches]
         groups = defaultdict(list)
@@ -146,20 +122,6 @@ class SeedStack:
                 losses[i] = loss[j].detach()
                 stats[i] = {k: v[j] for k, v in stat.items()}
         return total, losses, stats
-
-    def _compiled_losses(self, batches, kinds, seeds):
-        grads = {n: torch.zeros_like(p) for n, p in self.params.items()}
-        both = {**self.params, **self.target}
-        losses, stats = [], []
-        for batch, kind, s in zip(batches, kinds, seeds, strict=True):
-            seed_grads, loss, stat = self.compiled_loss({n: p[s] for n, p in both.items()}, batch, kind)
-            for n, g in seed_grads.items():
-                grads[n][s] = g
-            losses.append(loss)
-            stats.append(stat)
-        for n, p in self.params.items():
-            p.grad = grads[n]
-        return None, losses, stats
 
     def step(self, loss: torch.Tensor | None, seeds: list[int], updates: list[int],
              progress: list[float]) -> torch.Tensor:
@@ -222,17 +184,3 @@ class SeedStack:
                     current[k] = v.clone() if torch.is_tensor(v) else v
         learner.load_sparse_state(state["sparse"])
 
-
-@contextmanager
-def compiled_update(*stacks: SeedStack):
-    """Inside the block new SeedStacks on the CPU, and `stacks`, take each update's loss and gradient from the
-    jitted JAX program (compiled.py) — the compiled column of `effmarl bench qmix --only update` and its tests."""
-    SeedStack.compiled = True
-    for stack in stacks:
-        stack.compile()
-    try:
-        yield
-    finally:
-        SeedStack.compiled = False
-        for stack in stacks:
-            stack.compiled_loss = None

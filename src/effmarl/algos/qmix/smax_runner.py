@@ -7,10 +7,11 @@ agents' torch parameters enter through DLPack and the episode batch leaves the s
 ε-greedy draws come from PRNGKey(env_seed_s) folded with a constant: a function of the round, so a resumed run
 draws what an uninterrupted one would. The loop stops as soon as every copy of every seed has ended.
 
-The agent is functional.agent_step, the one JAX definition of PyMARL's RNNAgent (fc1 → ReLU → GRU cell → fc2,
-torch.nn.GRUCell's gate order) that the compiled learner update unrolls too, for shared weights [out, in] and
-per-agent weights [n_agents, out, in] alike, its parameters named by the torch module; masked (sparse) weights are
-zeros in the parameters, so every method runs through the same program. Greedy actions: functional.greedy_actions.
+The agent is functional.agent_step, the JAX mirror of PyMARL's RNNAgent (fc1 → ReLU → GRU cell → fc2,
+torch.nn.GRUCell's gate order; kept equal to nets/rnn_agent.py by tests/test_qmix_runner.py), for shared weights
+[out, in] and per-agent weights [n_agents, out, in] alike, its parameters named by the torch module; masked
+(sparse) weights are zeros in the parameters, so every method runs through the same program. Greedy actions:
+functional.greedy_actions.
 """
 
 from __future__ import annotations
