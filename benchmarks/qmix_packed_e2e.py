@@ -1,5 +1,5 @@
 """End to end: the same QMIX-family training run through different learner unrolls, side by side in one process: the
-packed learner unroll (the default) and the padded one (nets.rnn_agent.padded_unroll, every step of a batch cut to
+packed learner unroll (the default) and the padded one (bench.unrolls.padded_unroll, every step of a batch cut to
 its longest episode). (Its compiled path, a jitted JAX update, is gone with the update itself; the run of it,
 benchmarks/results/qmix_compiled_e2e.md, was made by the version at commit 5e40a92.)
 
@@ -25,10 +25,10 @@ import pandas as pd
 import torch
 
 from effmarl import config, provenance, train
-from effmarl.nets.rnn_agent import padded_unroll
+from effmarl.bench.unrolls import every_agent, padded_unroll
 from effmarl.replay import episode
 
-PATHS = {"padded": padded_unroll, "packed": contextlib.nullcontext}
+PATHS = {"padded": lambda: every_agent(padded_unroll), "packed": contextlib.nullcontext}
 
 
 def main() -> None:

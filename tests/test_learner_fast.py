@@ -1,5 +1,5 @@
-"""The optimised learner update equals the reference computation (RNNAgent.unroll_reference, the unroll as it
-was before nets/gru_sequence.py): the recurrence's hand-written backward against autograd, and every loss,
+"""The optimised learner update equals the reference computation (bench/unrolls.py's reference_unroll, the unroll
+as it was before nets/gru_sequence.py): the recurrence's hand-written backward against autograd, and every loss,
 statistic and parameter gradient of qmix / ow_qmix / res_qmix, dense and masked, on the same inputs.
 
 Why float tolerances and not bitwise equality: the agent-major path adds the bias inside the product (baddbmm),
@@ -16,9 +16,10 @@ import torch
 from test_qmix_lockstep import random_batch, short_cfg
 
 from effmarl.algos.qmix import Learner, SeedStack
+from effmarl.bench.unrolls import every_agent, padded_unroll, reference_unroll, use_unroll
 from effmarl.config import validate
 from effmarl.nets.gru_sequence import gru_packed, gru_sequence
-from effmarl.nets.rnn_agent import RNNAgent, linear_factory, padded_unroll, reference_unroll
+from effmarl.nets.rnn_agent import RNNAgent, linear_factory
 
 N, OBS, A, STATE = 3, 6, 5, 7
 
@@ -39,11 +40,7 @@ def test_agent_major_unroll_equals_the_reference_unroll():
         agent.zero_grad()
         with torch.no_grad():
             plain = agent.unroll(x, h0)
-        if reference:
-            with reference_unroll():
-                q = agent.unroll(x, h0)
-        else:
-            q = agent.unroll(x, h0)
+        q = reference_unroll(agent, x, h0) if reference else agent.unroll(x, h0)
         (q * weights).sum().backward()
         results.append((q.detach(), plain, {n: p.grad.clone() for n, p in agent.named_parameters()}))
     (q_fast, plain_fast, grads_fast), (q_ref, _, grads_ref) = results
@@ -90,7 +87,7 @@ def test_learner_loss_and_every_gradient_equal_the_reference(algo, method, share
     learner = make_learner(algo, method, shared)
     batch = random_batch(3, (12, 7, 3, 12))
     loss, stats, grads = loss_and_grads(learner, batch, kind)
-    with reference_unroll():
+    with use_unroll(learner, reference_unroll):
         ref_loss, ref_stats, ref_grads = loss_and_grads(learner, batch, kind)
     torch.testing.assert_close(loss, ref_loss, rtol=1e-5, atol=1e-6)
     for key, value in ref_stats.items():
@@ -118,7 +115,7 @@ def test_stacked_updates_equal_the_reference(method):
                                     sparse={**cfg["sparse"], "delta_m": 2}))
         stack = SeedStack(learners, vectorised=False)
         losses = []
-        with reference_unroll() if reference else torch.enable_grad():
+        with use_unroll(stack.template, reference_unroll) if reference else torch.enable_grad():
             for t in range(1, 6):
                 batches = [random_batch(10 * t + s, (9, 4, 6)) for s in range(3)]
                 total, each, _ = stack.losses(batches, [("one_step", 1, 0.0)] * 3, [0, 1, 2])
@@ -143,7 +140,7 @@ def test_short_run_metrics_equal_the_reference(tmp_path, method):
     cfg = short_cfg(5, method)
     cfg["qmix"]["shared_params"] = False
     assert run(copy.deepcopy(cfg), RunDir(tmp_path / "fast", cfg))
-    with reference_unroll():
+    with every_agent(reference_unroll):
         assert run(copy.deepcopy(cfg), RunDir(tmp_path / "ref", cfg))
     fast, ref = (pd.read_parquet(tmp_path / k / "metrics.parquet").drop(columns=["wall_s"]) for k in ("fast", "ref"))
     assert fast["updates"].iloc[-1] > 0
@@ -217,8 +214,7 @@ def test_packed_unroll_skips_padding_and_equals_the_padded_unroll():
     results = []
     for packed in (True, False):
         agent.zero_grad()
-        with torch.enable_grad() if packed else padded_unroll():
-            q = agent.unroll(x, lengths=lengths)
+        q = agent.unroll(x, lengths=lengths) if packed else padded_unroll(agent, x)
         (q * weights * alive).sum().backward()
         results.append((q.detach(), {n: p.grad.clone() for n, p in agent.named_parameters()}))
     (q_packed, grads_packed), (q_padded, grads_padded) = results

@@ -13,9 +13,9 @@ Rows (each a median over `--repeats` timed blocks after a warm-up that also comp
               evolution every `--delta-m` updates) of a dense update's time
   update      seconds per learner update (sampling, loss, backward, clipping, RMSprop, masks), 1 seed, dense and
               MAST at `--sparsity`, `--envs` updates per round (one per collected episode, the default profile's
-              ratio), three unrolls on the same learner and buffer: `reference` (nets.rnn_agent.reference_unroll,
+              ratio), three unrolls on the same learner and buffer: `reference` (bench.unrolls.reference_unroll,
               the learner before its optimisation), `agent_major` (agent-major products and the hand-written
-              recurrence backward over every padded step, nets.rnn_agent.padded_unroll) and `packed` (the
+              recurrence backward over every padded step, bench.unrolls.padded_unroll) and `packed` (the
               default: steps past an episode's end skipped); timed in alternating blocks of `--rounds` rounds (the
               fastest of `--repeats` blocks each: on a shared machine the least disturbed one); `speedup` =
               reference ÷ path; vs_packed_cpu = packed CPU seconds ÷ the path's CPU seconds (core-seconds, so a
@@ -171,13 +171,15 @@ def update(args, root: Path) -> list[dict]:
     from contextlib import nullcontext
 
     from effmarl.algos.qmix.run import collect_round, update_round
-    from effmarl.nets.rnn_agent import padded_unroll, reference_unroll
+    from effmarl.bench.unrolls import padded_unroll, reference_unroll, use_unroll
 
     rows = []
     for method in ("dense", "mast"):
         cfg = _cfg(args, method, args.envs, "jax")
         seeds, stack, run, timer = _seeds(cfg, 1, root / f"update-{method}")
-        contexts = {"reference": reference_unroll, "agent_major": padded_unroll, "packed": nullcontext}
+        template = stack.template  # the stack evaluates every seed's loss through this learner's modules
+        contexts = {"reference": lambda t=template: use_unroll(t, reference_unroll),
+                    "agent_major": lambda t=template: use_unroll(t, padded_unroll), "packed": nullcontext}
         while not seeds[0].buffer.can_sample(cfg["qmix"]["batch_size"]):
             collect_round(seeds, run, [0])
         for _ in range(args.rounds):  # a buffer of several rounds, as a run samples from

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from contextlib import contextmanager
 
 import torch
 from torch import nn
@@ -87,9 +86,6 @@ class GRUCell(nn.Module):
 class RNNAgent(nn.Module):
     """Q-values [..., n_agents, n_actions] and the next hidden state from inputs [..., n_agents, input_dim]."""
 
-    reference = False  # True (reference_unroll()): `unroll` runs `unroll_reference`, the pre-optimisation form
-    packed = True      # False (padded_unroll()): per-agent unrolls given lengths still run every padded step
-
     def __init__(self, input_dim: int, n_actions: int, hidden_dim: int = 64, linear: LinearFactory = nn.Linear):
         super().__init__()
         self.hidden_dim = hidden_dim
@@ -113,12 +109,10 @@ class RNNAgent(nn.Module):
         run once for all t, only the hidden-to-hidden product runs per step. Per-agent layers (outside vmap) run
         agent-major with the recurrence's hand-written backward (nets/gru_sequence.py); given `lengths` [B] (the
         steps of each sequence that matter), they skip every step past a sequence's length, whose Q-values are then
-        zeros (the learner masks them out)."""
-        if self.reference:
-            return self.unroll_reference(inputs, hidden)
+        zeros (the learner masks them out). The forms it replaced, kept to compare against: bench/unrolls.py."""
         if self.rnn.fused and type(self.fc1) is StackedLinear and type(self.rnn.hh) is StackedLinear \
                 and type(self.fc2) is StackedLinear and type(self.rnn.ih) is StackedLinear:
-            if lengths is not None and self.packed and hidden is None:
+            if lengths is not None and hidden is None:
                 return self._unroll_packed(inputs, lengths)
             return self._unroll_agent_major(inputs, hidden)
         x = torch.relu(self.fc1(inputs))
@@ -164,46 +158,6 @@ class RNNAgent(nn.Module):
         q = self.fc2.agent_major(hs)
         q = q.new_zeros(n, steps * batch, q.shape[-1]).index_copy(1, rows, q)
         return q.view(n, steps, batch, -1).permute(2, 1, 0, 3)
-
-    def unroll_reference(self, inputs: torch.Tensor, hidden: torch.Tensor | None = None) -> torch.Tensor:
-        """The unroll as it was before the learner was optimised (step-by-step autograd, indexing gi[:, t], whose
-        backward zero-fills a copy of gi per step), kept as the reference that tests/test_learner_fast.py and
-        `effmarl bench qmix --only update` compare `unroll` against."""
-        x = torch.relu(self.fc1(inputs))
-        h = self.init_hidden(inputs.shape[0], inputs.shape[2]) if hidden is None else hidden
-        hs = []
-        if self.rnn.fused and type(self.rnn.ih) is nn.Linear and type(self.rnn.hh) is nn.Linear:
-            for t in range(inputs.shape[1]):
-                h = self.rnn(x[:, t], h)
-                hs.append(h)
-            return self.fc2(torch.stack(hs, dim=1))
-        gi = self.rnn.ih(x)
-        for t in range(inputs.shape[1]):
-            h = self.rnn.from_input_gates(gi[:, t], h)
-            hs.append(h)
-        return self.fc2(torch.stack(hs, dim=1))
-
-
-@contextmanager
-def reference_unroll():
-    """Inside the block every RNNAgent unrolls with `unroll_reference` (the equivalence tests and the old path of
-    `effmarl bench qmix --only update`)."""
-    RNNAgent.reference = True
-    try:
-        yield
-    finally:
-        RNNAgent.reference = False
-
-
-@contextmanager
-def padded_unroll():
-    """Inside the block per-agent unrolls run every padded step even when given lengths (the path before packing,
-    for the equivalence tests and `effmarl bench qmix --only update`)."""
-    RNNAgent.packed = False
-    try:
-        yield
-    finally:
-        RNNAgent.packed = True
 
 
 def agent_inputs(obs: torch.Tensor, last_actions: torch.Tensor, n_actions: int) -> torch.Tensor:
