@@ -24,8 +24,9 @@ LEAF_OTHER = 6.5  # seconds of the leaf phases besides sampling in `_phase_rows`
 
 
 def _phase_rows(run: dict, total_s: float) -> list[dict]:
+    """The phase rows of a run whose leaf phases add up to total_s seconds, on both clocks (wall = process CPU)."""
     sampling = total_s - LEAF_OTHER
-    return [{**run, "episode": 1, "phase": p, "seconds": s, "calls": c} for p, s, c in (
+    return [{**run, "episode": 1, "phase": p, "seconds": s, "cpu_seconds": s, "calls": c} for p, s, c in (
         ("sampling", sampling, 30), ("update_all_trainers", sampling + 3.0, 10), ("target_q", 1.0, 30),
         ("q_loss", 1.0, 30), ("p_loss", 1.0, 30), ("env_step", 2.0, 100), ("action_selection", 1.0, 100),
         ("buffer_add", 0.5, 100))]
@@ -83,11 +84,27 @@ def test_the_end_to_end_rows_are_one_per_algorithm_and_an_undecided_one_gives_no
     assert [r["claim"] for r in rows] == ["end-to-end training time, neighbor vs uniform, N=12, MADDPG",
                                           "end-to-end training time, neighbor vs uniform, N=12, MASAC"]
     maddpg, masac = rows
-    assert maddpg["ours"] == ("-15.00 % (mean per-pair change over 3 pairs, 95 % t interval [-27.4, -2.6] %): "
-                              "neighbor faster")
+    assert maddpg["ours"] == ("-15.00 % of process CPU time (mean per-pair change over 3 pairs, 95 % t interval "
+                              "[-27.4, -2.6] %): neighbor faster; wall clock -15.00 %, neighbor faster")
     assert maddpg["ratio ours/paper"] == f"{-15.0 / -10.2:.2f}"
     assert maddpg["source"] == "paper1: 6 runs in 3 pairs, timed alone"
-    assert masac["ours"].endswith(": undecided") and masac["ratio ours/paper"] == ""
+    assert masac["ours"].endswith(": undecided; wall clock +10.00 %, undecided") and masac["ratio ours/paper"] == ""
+
+
+def test_the_end_to_end_row_reads_process_cpu_time_so_a_wall_clock_stall_of_one_run_does_not_move_it():
+    """A run that waited 40 s for a core (another program on the machine) is 40 s longer on the wall clock only."""
+    phases = _phases()
+    stalled = (phases["run_id"] == "maddpg-neighbor-0") & (phases["phase"] == "env_step")
+    phases.loc[stalled, "seconds"] += 40.0
+    maddpg = next(r for r in paper1_claims.training_rows(phases, None) if r["claim"].endswith("MADDPG"))
+    assert maddpg["ours"].startswith("-15.00 % of process CPU time") and maddpg["ratio ours/paper"] == "1.47"
+    assert maddpg["ours"].endswith("wall clock +51.67 %, undecided")  # (56/20 − 1 − 0.1 − 0.15)/3 = +51.67 %
+
+
+def test_runs_recorded_without_process_cpu_time_form_no_pair_on_the_claims_clock():
+    rows = paper1_claims.training_rows(_phases().drop(columns="cpu_seconds"), None)
+    assert rows[0]["claim"] == "end-to-end training time, neighbor vs uniform, N=12"
+    assert rows[0]["ours"] == paper1_claims.NOT_MEASURED
 
 
 def test_runs_of_a_study_not_timed_alone_say_so_in_the_rows_source():

@@ -25,7 +25,8 @@ from effmarl.analysis.tables import paper1_claims, paper1_sampling
 
 
 def _phase_rows(run: dict, sampling_s: float, rounds: int = 10) -> list[dict]:
-    return [{**run, "episode": 1, "phase": p, "seconds": s, "calls": c} for p, s, c in (
+    """Phase rows on both clocks (wall = process CPU)."""
+    return [{**run, "episode": 1, "phase": p, "seconds": s, "cpu_seconds": s, "calls": c} for p, s, c in (
         ("sampling", sampling_s, rounds * 3), ("update_all_trainers", sampling_s + 3.0, rounds),
         ("target_q", 1.0, rounds * 3), ("q_loss", 1.0, rounds * 3), ("p_loss", 1.0, rounds * 3),
         ("env_step", 2.0, 100), ("action_selection", 1.0, 100), ("buffer_add", 0.5, 100))]
@@ -219,7 +220,8 @@ def test_end_to_end_claim_compares_neighbor_with_uniform_runs_of_the_same_study_
     short = {"cfg.study": "paper1_scale", "run_id": "n-12", "cfg.profile": "t", "git_commit": "abc",
              "cfg.algo": "maddpg", "cfg.env.n_agents": 12, "cfg.replay.storage": "reference",
              "cfg.replay.sampler": "uniform", "cfg.replay.neighbor_k": 16, "cfg.seed": 0, "cfg.budget.episodes": 60}
-    rows += [{**r, "seconds": r["seconds"] / 20} for r in _phase_rows(short, 10.0)]  # a tenth of the budget
+    rows += [{**r, "seconds": r["seconds"] / 20, "cpu_seconds": r["seconds"] / 20}  # a tenth of the budget
+             for r in _phase_rows(short, 10.0)]
     row = paper1_claims.training_rows(pd.DataFrame(rows), None)[0]
     # leaf phases: sampling + target_q + q_loss + p_loss + env_step + action_selection + buffer_add
     uniform, neighbor = 10.0 + 3.0 + 3.5, 6.0 + 3.0 + 3.5

@@ -191,19 +191,20 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
     uniform with its t interval and verdict (metrics.end_to_end; 'undecided' where the interval contains 0, and then
     no ratio), the source saying whether the runs were timed alone (metrics.timed_alone); then the reward and
     update-share rows."""
-    from effmarl.analysis.metrics.end_to_end import ALGO, UNDECIDED, by_algorithm, pair_changes
+    from effmarl.analysis.metrics.end_to_end import ALGO, UNDECIDED, by_algorithm, paired_clocks
     from effmarl.analysis.metrics.timed_alone import timed_alone
 
     rows = []
-    totals = run_totals(steady_state(phases)) if phases is not None else None
     claim = "end-to-end training time, neighbor vs uniform, N=12"
-    sel = None if totals is None else totals[(totals["cfg.env.n_agents"] == 12)
-                                             & (totals["cfg.replay.storage"] == "reference")]
+    sel = None if phases is None else steady_state(phases)
+    if sel is not None:
+        sel = sel[(sel["cfg.env.n_agents"] == 12) & (sel["cfg.replay.storage"] == "reference")]
     # neighbor vs uniform runs of one study and configuration (algorithm, seed, budget ...): a run without its
     # counterpart (e.g. paper1_scale's short uniform-only runs) forms no pair
-    pairs = pd.DataFrame() if sel is None or sel.empty else pair_changes(sel)
+    pairs, wall = (pd.DataFrame(), pd.DataFrame()) if sel is None or sel.empty else paired_clocks(sel)
     if pairs.empty:
         rows.append(_row(claim, "-10.2 %", NOT_MEASURED, "", ""))
+    walls = by_algorithm(wall).set_index(ALGO) if not wall.empty else None
     for _, algo in (by_algorithm(pairs).iterrows() if not pairs.empty else ()):
         mine = pairs[pairs[ALGO] == algo[ALGO]]
         n = int(algo["pairs"])
@@ -212,9 +213,11 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
         decided = algo["verdict"] != UNDECIDED
         alone = timed_alone(mine["cfg.study"])
         studies = ", ".join(sorted(set(mine["cfg.study"])))
+        on_wall = ("" if walls is None or algo[ALGO] not in walls.index else
+                   f"; wall clock {walls.loc[algo[ALGO], 'change_%']:+.2f} %, {walls.loc[algo[ALGO], 'verdict']}")
         rows.append(_row(f"{claim}, {str(algo[ALGO]).upper()}", "-10.2 %",
-                         f"{algo['change_%']:+.2f} % (mean per-pair change over {n} pairs, {interval}): "
-                         f"{algo['verdict']}",
+                         f"{algo['change_%']:+.2f} % of process CPU time (mean per-pair change over {n} pairs, "
+                         f"{interval}): {algo['verdict']}{on_wall}",
                          f"{studies}: {2 * n} runs in {n} pairs, "
                          f"{'timed alone' if not alone.illustrative else 'not timed alone (illustrative)'}", "",
                          -10.2, float(algo["change_%"]) if decided else None))
