@@ -96,7 +96,7 @@ def test_named_inputs_reject_unknown_and_missing_roles_naming_them():
 
 
 def test_cli_reports_a_missing_input_role_in_one_line(tmp_path):
-    proc = run_cli("effmarl", "figure", "paper1_ksweep", "phases=x.parquet", "--out", str(tmp_path / "k"))
+    proc = run_cli("effmarl", "figure", "paper1_ksweep", "rounds=x.parquet", "--out", str(tmp_path / "k"))
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "'metrics'" in proc.stderr and "Traceback" not in proc.stderr
 

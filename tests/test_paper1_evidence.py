@@ -181,37 +181,47 @@ def test_the_reward_figure_draws_the_random_floor_and_stamps_runs_that_end_below
         assert bool(texts) == stamped, texts
 
 
+def _bench_rounds(ms: dict) -> pd.DataFrame:
+    """`effmarl sampling-bench --k ...`'s rounds at N = 3, reference storage: ms[k] per interleaved rep."""
+    return pd.DataFrame([{"n_agents": 3, "storage": "reference", "sampler": f"neighbor_k{k}", "k": k, "rep": r,
+                          "seconds": value / 1000, "run_id": "sampling_bench", "git_commit": "abc",
+                          "cfg.study": "paper1_micro", "cfg.profile": "t"}
+                         for k, values in ms.items() for r, value in enumerate(values)])
+
+
 def test_the_claims_table_quotes_the_k_sweeps_computed_headline_and_the_k_the_headline_runs_use():
     """The README said k = 16 had the lowest sampling time where the k sweep's table gave k = 64: the headline is
-    computed from the sweep, never written."""
-    rows, metrics = [], []
-    for k, values in {16: (11.69, 11.70), 64: (11.39, 11.40)}.items():
-        for seed, ms in enumerate(values):
+    computed from the sweep (its time ranking from the interleaved benchmark's rounds), never written."""
+    metrics = []
+    for k in (16, 64):
+        for seed in (0, 1):
             run = {"cfg.study": "paper1_ksweep", "run_id": f"k{k}-{seed}", "cfg.profile": "t", "git_commit": "abc",
                    "cfg.algo": "maddpg", "cfg.env.n_agents": 3, "cfg.replay.storage": "reference",
                    "cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": k, "cfg.seed": seed}
-            rows += [{**run, "episode": 1, "phase": "sampling", "seconds": ms / 100, "calls": 10},
-                     {**run, "episode": 1, "phase": "update_all_trainers", "seconds": ms / 50, "calls": 10}]
             metrics += [{**run, "episode": e, "team": "predator", "agent": 0, "return": float(k)} for e in range(5)]
     headline_runs = pd.DataFrame([{"cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": 16},
                                   {"cfg.replay.sampler": "uniform", "cfg.replay.neighbor_k": 1}])
-    row = paper1_claims.ksweep_row(pd.DataFrame(rows), pd.DataFrame(metrics), headline_runs)
-    assert row["ours"].startswith("k = 64 has the lowest mean sampling time, 11.39 ms"), row["ours"]
+    rounds = _bench_rounds({16: (11.69, 11.70, 11.71), 64: (11.39, 11.40, 11.38)})
+    row = paper1_claims.ksweep_row(rounds, pd.DataFrame(metrics), headline_runs)
+    assert row["ours"].startswith("Sampling time (interleaved benchmark, taken alone): k = 64 has the lowest median "
+                                  "sampling time per update round, 11.39 ms"), row["ours"]
     assert "separated from the next fastest" in row["ours"] and row["ours"].endswith("Headline runs use k = 16.")
+    assert row["source"].startswith("sampling-bench rounds (interleaved, alone): k = 16, 64; return: paper1_ksweep")
+    assert paper1_claims.ksweep_row(None, pd.DataFrame(metrics), headline_runs)["ours"].startswith(
+        paper1_claims.NOT_MEASURED)
 
 
 def _ksweep(returns: dict[int, float]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A k sweep of two seeds per k at N = 3: k = 1 samples fastest; every run's predators' return is `returns[k]`."""
-    phases, metrics = [], []
+    """A k sweep of two seeds per k at N = 3 (every run's predators' return `returns[k]`) and the benchmark's rounds
+    of its windows (k = 1 samples fastest)."""
+    metrics = []
     for k, ret in returns.items():
         for seed in (0, 1):
             run = {"cfg.study": "paper1_ksweep", "run_id": f"k{k}-{seed}", "cfg.profile": "t", "git_commit": "abc",
                    "cfg.algo": "maddpg", "cfg.env.n_agents": 3, "cfg.replay.storage": "reference",
                    "cfg.replay.sampler": "neighbor", "cfg.replay.neighbor_k": k, "cfg.seed": seed}
-            phases += [{**run, "episode": 1, "phase": "sampling", "seconds": (k + 10 + seed) / 1000, "calls": 10},
-                       {**run, "episode": 1, "phase": "update_all_trainers", "seconds": 0.1, "calls": 10}]
             metrics += [{**run, "episode": e, "team": "predator", "agent": 0, "return": ret + seed} for e in range(5)]
-    return pd.DataFrame(phases), pd.DataFrame(metrics)
+    return _bench_rounds({k: (k + 10.0, k + 10.5) for k in returns}), pd.DataFrame(metrics)
 
 
 @pytest.mark.parametrize("returns, ranks", [({1: 4.0, 16: 5.0, 64: 5.8}, False), ({1: 14.0, 16: 25.0, 64: 15.8}, True)])
@@ -221,16 +231,16 @@ def test_the_k_sweep_ranks_k_by_return_only_where_its_runs_beat_the_random_polic
     from effmarl.analysis.figures import paper1_ksweep
     from effmarl.analysis.metrics import ksweep_headline
 
-    phases, metrics = _ksweep(returns)
+    rounds, metrics = _ksweep(returns)
     random = _random_metrics(8.0)
-    head = ksweep_headline(phases, metrics, random)
+    head = ksweep_headline(rounds, metrics, random)
     assert head["learned"] is ranks
     assert ("no k clears the random policy's return (8.0" in head["text"]) is not ranks, head["text"]
-    row = paper1_claims.ksweep_row(phases, metrics, None, random)
+    row = paper1_claims.ksweep_row(rounds, metrics, None, random)
     assert row["ours"] == head["text"]
-    for name, table in (("p", phases), ("m", metrics), ("r", random)):
+    for name, table in (("p", rounds), ("m", metrics), ("r", random)):
         table.to_parquet(tmp_path / f"{name}.parquet")
-    fig, _ = paper1_ksweep.make([f"phases={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}",
+    fig, _ = paper1_ksweep.make([f"rounds={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}",
                                  f"random={tmp_path / 'r.parquet'}"])
     floors = [line for line in fig.axes[1].lines if line.get_linestyle() == "--"]
     assert len(floors) == 1 and floors[0].get_ydata()[0] == 8.0

@@ -376,38 +376,94 @@ def _ksweep_tables(tmp_path, ms: dict, rewards: dict):
     return pd.DataFrame(phases), pd.DataFrame(metrics)
 
 
-def test_ksweep_headline_names_the_fastest_k_and_does_not_call_a_lead_within_the_spread_separated(tmp_path):
-    """The default run's docs read 'k = 16 has the lowest sampling time' where the table gave k = 64 11.39 ms vs
-    k = 16 11.69 ms, with seeds spread 10.72-12.67 ms at k = 16."""
-    ms = {1: (13.67, 15.39), 4: (11.60, 13.23), 16: (10.72, 12.67), 64: (11.64, 11.13)}
-    rewards = {1: (-4.0, -4.5), 4: (-3.1, -12.0), 16: (-1.9, -3.6), 64: (-4.1, -4.8)}
-    phases, metrics = _ksweep_tables(tmp_path, ms, rewards)
-    head = paper1_ksweep.headline(phases, metrics)
-    assert head["best_k_time"] == 64 and head["best_k_reward"] == 16 and head["separated"] is False
-    assert "k = 64" in head["text"] and "not separated" in head["text"] and "11.39" in head["text"]
-    per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
-    # two seeds have the t-interval (1 degree of freedom), not their min–max: 11.695 ± 12.706205 · 1.378858 / √2
-    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([11.695 - 12.388550, 11.695 + 12.388550],
-                                                                          abs=1e-4)
-    assert (per_k["interval"] == "95 % t").all()
-    phases.to_parquet(tmp_path / "p.parquet")
-    metrics.to_parquet(tmp_path / "m.parquet")
-    fig, _ = paper1_ksweep.make([f"phases={tmp_path / 'p.parquet'}", f"metrics={tmp_path / 'm.parquet'}"])
-    shown = " ".join([fig.get_suptitle(), *(t.get_text() for t in fig.texts),
-                      *(t.get_text() for ax in fig.axes for t in [*ax.texts, ax.title])])
-    shown = shown.replace("\u00a0", " ").replace("\n", " ")
-    assert "k = 64 has the lowest mean sampling time" in shown and "not separated" in shown
+def _bench_rounds(ms: dict, n_agents: int = 3, storage: str = "reference") -> pd.DataFrame:
+    """The rounds table of `effmarl sampling-bench --k ...`: ms[k] the milliseconds of each interleaved rep (rep r of
+    every k timed in the same round-robin cycle), uniform (k 0) at 20 ms."""
+    reps = len(next(iter(ms.values())))
+    rows = [{"n_agents": n_agents, "storage": storage, "sampler": "uniform", "k": 0, "rep": r, "seconds": 0.020}
+            for r in range(reps)]
+    rows += [{"n_agents": n_agents, "storage": storage, "sampler": f"neighbor_k{k}", "k": k, "rep": r,
+              "seconds": value / 1000} for k, values in ms.items() for r, value in enumerate(values)]
+    return pd.DataFrame(rows).assign(run_id="sampling_bench", git_commit="abc", **{"cfg.study": "paper1_micro",
+                                                                                  "cfg.profile": "t"})
 
 
-def test_ksweep_headline_with_three_seeds_uses_the_t_interval_and_sees_a_clear_lead():
-    ms = {1: (14.0, 14.5, 15.0), 16: (10.0, 10.2, 10.4), 64: (12.0, 12.3, 12.6)}
-    rewards = {k: (-4.0, -4.0, -4.0) for k in ms}
-    phases, metrics = _ksweep_tables(None, ms, rewards)
-    head = paper1_ksweep.headline(phases, metrics)
+# k = 4's ms per rep; k = 16 takes 1/1.10, 1/1.09, 1/1.11, 1/1.10, 1/1.10 of it in the same rep (10 % faster, small
+# noise); k = 1 and k = 64 are slower in every rep
+K4 = (10.0, 10.2, 9.9, 10.1, 10.0)
+TEN_PERCENT = {1: (12.0,) * 5, 4: K4, 16: tuple(t / r for t, r in zip(K4, (1.10, 1.09, 1.11, 1.10, 1.10), strict=True)),
+               64: (11.5,) * 5}
+
+
+def test_ksweep_headline_calls_k_16_fastest_and_separated_when_it_is_10_percent_faster_in_every_interleaved_rep(
+        tmp_path):
+    """d_r = log(t_4 / t_16) = log 1.10, log 1.09, log 1.11, log 1.10, log 1.10: mean 0.095294, s 0.0064285, 4 degrees
+    of freedom (t 2.776445): ratio exp(0.095294) = 1.09998, interval exp(0.095294 ∓ 2.776445 · 0.0064285 / √5) =
+    1.09124–1.10880, above 1."""
+    rewards = {k: (-4.0, -4.0) for k in TEN_PERCENT}
+    _, metrics = _ksweep_tables(None, {k: (1.0, 1.0) for k in TEN_PERCENT}, rewards)
+    head = paper1_ksweep.headline(_bench_rounds(TEN_PERCENT), metrics)
     assert head["best_k_time"] == 16 and head["separated"] is True
-    per_k = head["per_k"].set_index("cfg.replay.neighbor_k")
-    assert (per_k["interval"] == "95 % t").all()
-    # 10.0, 10.2, 10.4: 10.2 ± 4.302653 · 0.2 / √3 = 10.2 ± 0.496828, below k = 64's 12.3 ± 0.745242
-    assert per_k.loc[16, ["time_lo", "time_hi"]].tolist() == pytest.approx([10.2 - 0.496828, 10.2 + 0.496828],
-                                                                          abs=1e-5)
-    assert "separated from the next fastest, k = 64" in head["text"]
+    line = head["lines"][0]
+    assert line["ratio"] == pytest.approx(1.09998, abs=1e-5)
+    assert [line["ratio_lo"], line["ratio_hi"]] == pytest.approx([1.09124, 1.10880], abs=1e-5)
+    times = head["times"].set_index("k")
+    assert times.loc[16, "median_ms"] == pytest.approx(10.0 / 1.10)  # 9.0909: the median of the five reps
+    assert head["text"].startswith("Sampling time (interleaved benchmark, taken alone): k = 16 has the lowest median "
+                                   "sampling time per update round, 9.09 ms"), head["text"]
+    assert ("separated from the next fastest, k = 4 (10.00 ms): k = 4 takes 1.100× as long in the same interleaved "
+            "rep (geometric mean over 5 reps, 95 % t interval 1.091–1.109×, above 1)") in head["text"]
+    rounds, m = tmp_path / "rounds.parquet", tmp_path / "m.parquet"
+    _bench_rounds(TEN_PERCENT).to_parquet(rounds)
+    metrics.to_parquet(m)
+    fig, _ = paper1_ksweep.make([f"rounds={rounds}", f"metrics={m}"])
+    shown = fig.get_suptitle().replace("\u00a0", " ").replace("\n", " ")
+    assert "k = 16 has the lowest median sampling time" in shown and "separated from the next fastest" in shown
+    medians = fig.axes[0].lines[0].get_ydata()
+    assert list(medians) == pytest.approx([12.0, 10.0, 10.0 / 1.10, 11.5])  # k = 1, 4, 16, 64
+
+
+def test_ksweep_headline_does_not_call_the_fastest_k_separated_where_the_per_rep_order_flips():
+    """k = 16 has the lower median (9.95 vs 10.0 ms) but is slower than k = 4 in two of four reps: d_r = log(10/9.0),
+    log(10/10.9), log(10/9.1), log(10/10.8); ratio exp(mean) = 1.00917, 95 % t interval (3 degrees of freedom)
+    0.85403–1.19250, which reaches 1."""
+    ms = {4: (10.0, 10.0, 10.0, 10.0), 16: (9.0, 10.9, 9.1, 10.8)}
+    head = paper1_ksweep.headline(_bench_rounds(ms), None)
+    assert head["best_k_time"] == 16 and head["separated"] is False
+    line = head["lines"][0]
+    assert [line["ratio"], line["ratio_lo"], line["ratio_hi"]] == pytest.approx([1.00917, 0.85403, 1.19250], abs=1e-5)
+    assert "not separated from the next fastest, k = 4 (10.00 ms)" in head["text"]
+    assert "95 % t interval 0.854–1.192×, which reaches 1" in head["text"]
+    assert head["best_k_reward"] is None and head["learned"] is None
+
+
+def test_the_k_sweeps_time_ranking_follows_the_interleaved_benchmark_not_its_training_runs_timed_seeds():
+    """The defect: the k sweep ranked k by the sampling time of its training runs, 2 seeds whose times differed up to
+    2.8x, and called k = 1 'fastest, separated'. Here those training times still say k = 1 (mean 9.5 ms against
+    k = 16's 17.5 ms, seeds 5.0 and 14.0 ms), the benchmark's interleaved rounds say k = 16: the headline follows
+    the benchmark, and neither the figure nor the claims table reads the training runs' phase times."""
+    from effmarl.analysis.metrics import sampling_per_round
+
+    ms = {1: (5.0, 14.0), 16: (10.0, 25.0)}
+    rewards = {k: (-4.0, -4.0) for k in ms}
+    phases, metrics = _ksweep_tables(None, ms, rewards)
+    training = sampling_per_round(phases).groupby("cfg.replay.neighbor_k")["sampling_ms_per_round"].mean()
+    assert training.idxmin() == 1 and training.loc[1] == pytest.approx(9.5)
+    bench = {1: (10.0, 10.1, 9.9, 10.0), 16: (9.0, 9.1, 8.9, 9.0)}
+    head = paper1_ksweep.headline(_bench_rounds(bench), metrics)
+    assert head["best_k_time"] == 16 and head["separated"] is True
+    assert "phases" not in paper1_ksweep.INPUTS and "rounds" in paper1_ksweep.INPUTS
+    assert not any(spec.get("table") == "phases" and "paper1_ksweep" in str(spec.get("study"))
+                   for spec in paper1_claims.INPUTS.values())
+    row = paper1_claims.ksweep_row(_bench_rounds(bench), metrics, None)
+    assert row["ours"] == head["text"] and "k = 16 has the lowest median" in row["ours"]
+
+
+def test_ksweep_headline_ranks_each_benchmark_line_and_agrees_only_where_the_lines_do():
+    """Two benchmark lines (N = 3 and 12, reference storage): k = 16 wins at N = 3, k = 4 at N = 12."""
+    rounds = pd.concat([_bench_rounds({4: (10.0, 10.0), 16: (9.0, 9.1)}, n_agents=3),
+                        _bench_rounds({4: (30.0, 30.2), 16: (33.0, 33.0)}, n_agents=12)], ignore_index=True)
+    head = paper1_ksweep.headline(rounds, None)
+    assert [line["best_k_time"] for line in head["lines"]] == [16, 4]
+    assert head["best_k_time"] is None
+    assert "N = 3, reference storage: k = 16" in head["text"] and "N = 12, reference storage: k = 4" in head["text"]

@@ -10,6 +10,7 @@ rule paper1_sampling_bench:
         f"{P1_MICRO}/sampling_bench.csv",
         f"{P1_MICRO}/sampling_bench.md",
         f"{P1_MICRO}/sampling_bench.provenance.json",
+        f"{P1_MICRO}/sampling_bench.rounds.parquet",  # every interleaved round: the k sweep's time ranking
     params:
         args=cli_options(config["paper1_micro"]["sampling_bench"]),
         stem=output_stem,

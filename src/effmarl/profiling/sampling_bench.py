@@ -6,10 +6,15 @@ transition owns its arrays as in the original: `effmarl.profiling.prefill`, shar
 paper1`). Then one "sampling phase of an update round" — `per_agent` batch mode: N times (draw B indices,
 gather the batch of all N agents as torch tensors), exactly what effmarl.algos.offpolicy.update_round does —
 is timed for every configuration in turn, interleaved (A B C D, B C D A, …) so drift in machine load hits all
-of them alike. Reported: median and quartiles of
-milliseconds per update round, and each median's ratio to reference/uniform.
+of them alike. `--k` takes one or more neighbor windows: every k is a configuration of its own (per storage:
+uniform, then neighbor_k{k} for each k), all in one interleaved cycle, so the k sweep's time ranking
+(effmarl.analysis.metrics.ksweep) compares windows measured under the same drift. Reported: median and quartiles
+of milliseconds per update round, and each median's ratio to reference/uniform (<out>.{csv,md,parquet}); and
+every measured round (<out>.rounds.parquet: n_agents, storage, sampler, k — 0 for uniform, which has no window —,
+rep, seconds, with the run-identity columns), the k sweep's input.
 
     effmarl sampling-bench                                 # N = 3 and 12, B = 1024, k = 16
+    effmarl sampling-bench --k 1 4 16 64                   # the k sweep's windows, interleaved
     effmarl sampling-bench --agents 3 --fill 5000 --rounds 5   # a quick look
     python benchmarks/sampling_phase.py ...                # the same, writing benchmarks/results/
 
@@ -41,11 +46,20 @@ def sampling_round(storage, sampler, n_agents: int, batch: int, rng: np.random.G
     return time.perf_counter() - start
 
 
+def configurations(ks) -> list[tuple[str, int, object]]:
+    """(sampler name, k, sampler) of one storage: uniform (k 0: no window), then neighbor_k{k} for each distinct k
+    of `ks` (an int or a list), in the order given."""
+    from effmarl.replay import NeighborSampler, UniformSampler
+
+    ks = [ks] if isinstance(ks, int) else list(dict.fromkeys(ks))
+    return [("uniform", 0, UniformSampler())] + [(f"neighbor_k{k}", int(k), NeighborSampler(int(k))) for k in ks]
+
+
 def measure(n_agents: int, args):
     import pandas as pd
     import torch
 
-    from effmarl.replay import NeighborSampler, UniformSampler, make_storage
+    from effmarl.replay import make_storage
 
     transitions, spec = rollout(n_agents, min(args.fill, args.real_steps), args.seed)
     storages = {}
@@ -53,20 +67,19 @@ def measure(n_agents: int, args):
         storages[kind] = make_storage({"storage": kind, "buffer_size": args.capacity, "backend": "torch"},
                                       spec.obs_dims, spec.n_actions, device=args.device)
         fill(storages[kind], transitions, args.fill)
-    configs = [("reference", "uniform", UniformSampler()), ("reference", f"neighbor_k{args.k}",
-                                                            NeighborSampler(args.k)),
-               ("contiguous", "uniform", UniformSampler()), ("contiguous", f"neighbor_k{args.k}",
-                                                             NeighborSampler(args.k))]
+    configs = [(kind, name, k, sampler) for kind in ("reference", "contiguous")
+               for name, k, sampler in configurations(args.k)]
     rng = np.random.default_rng(args.seed)
     sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
-    for storage, _, sampler in configs:           # warm-up, not recorded
+    for storage, _, _, sampler in configs:           # warm-up, not recorded
         sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
     rows = []
     for rep in range(args.rounds):
         for c in range(len(configs)):
-            storage, name, sampler = configs[(rep + c) % len(configs)]
+            storage, name, k, sampler = configs[(rep + c) % len(configs)]
             secs = sampling_round(storages[storage], sampler, n_agents, args.batch, rng, sync)
-            rows.append({"n_agents": n_agents, "storage": storage, "sampler": name, "rep": rep, "seconds": secs})
+            rows.append({"n_agents": n_agents, "storage": storage, "sampler": name, "k": k, "rep": rep,
+                         "seconds": secs})
     return pd.DataFrame(rows)
 
 
@@ -85,7 +98,8 @@ def summarise(raw):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--agents", type=int, nargs="+", default=[3, 12])
     parser.add_argument("--batch", type=int, default=1024)
-    parser.add_argument("--k", type=int, default=16)
+    parser.add_argument("--k", type=int, nargs="+", default=[16], help="neighbor window(s) k; each one a "
+                        "configuration of its own, all interleaved (the k sweep's time ranking reads them)")
     parser.add_argument("--fill", type=int, default=50_000, help="transitions stored before measuring")
     parser.add_argument("--capacity", type=int, default=1_000_000)
     parser.add_argument("--real-steps", type=int, default=DISTINCT, help="distinct MPE transitions generated, "
@@ -106,7 +120,7 @@ def identify(table, run_id: str, profile: str, rec: dict):
 
 
 def run(args):
-    """Measure, write <out>.{csv,md,parquet,provenance.json}, return the summary table."""
+    """Measure, write <out>.{csv,md,parquet,rounds.parquet,provenance.json}, return the summary table."""
     import pandas as pd
     import torch
 
@@ -117,8 +131,9 @@ def run(args):
     table = summarise(raw)
     rec = provenance.record(extra={"benchmark": "sampling_phase", "args": vars(args)})
     header = (f"Sampling phase per update round (per_agent batch mode: N × [draw {args.batch} indices, gather all "
-              f"N agents]), buffers holding {args.fill} MPE simple_tag transitions, {args.rounds} interleaved "
-              f"rounds per configuration, {args.threads} torch thread(s), device {args.device}.\n"
+              f"N agents]), neighbor windows k = {', '.join(map(str, args.k))}, buffers holding {args.fill} MPE "
+              f"simple_tag transitions, {args.rounds} interleaved rounds per configuration, "
+              f"{args.threads} torch thread(s), device {args.device}.\n"
               f"git {rec['git']['commit']} (dirty: {rec['git']['dirty']}), {rec['hardware']['cpu_model']}, "
               f"torch {torch.__version__}, numpy {np.__version__}.\n")
     out = Path(args.out)
@@ -126,6 +141,7 @@ def run(args):
     io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False) + "\n")
     io.write_json(out.with_suffix(".provenance.json"), rec)
     io.write_parquet(out.with_suffix(".parquet"), identify(table, "sampling_bench", args.profile, rec))
+    io.write_parquet(out.with_suffix(".rounds.parquet"), identify(raw, "sampling_bench", args.profile, rec))
     print(header)
     print(table.to_markdown(index=False))
     return table

@@ -3,7 +3,9 @@ neighbor, vs agent count, with the % reduction of neighbor sampling on each stor
 −27.39 % at N = 12), each below and right of that N's lower quartiles and inside its panel (the panel's limits
 widen to make room, `fit_labels_inside`).
 
-Reads the table of `effmarl sampling-bench` (<out>.parquet: interleaved A B A B medians and quartiles)."""
+Reads the table of `effmarl sampling-bench` (<out>.parquet: interleaved A B A B medians and quartiles) and draws
+uniform beside the headline runs' window (`metrics.ksweep.bench_at_k`: paper1's replay.neighbor_k in the table's
+profile) where the benchmark measured several (the k sweep's; its figure draws them all)."""
 
 from __future__ import annotations
 
@@ -12,10 +14,12 @@ import pandas as pd
 
 from effmarl.analysis.io import named_inputs, read_tables
 from effmarl.analysis.metrics import change_pct
+from effmarl.analysis.metrics.ksweep import bench_at_k
 from effmarl.analysis.style import fit_labels_inside, sampler_color
 
 CAPTION = ("Paper 1, Figure 3: mini-batch sampling phase per update round (per_agent mode: N × [draw B indices, "
-           "gather all N agents]), median with quartiles over interleaved rounds, uniform vs neighbor sampling on the "
+           "gather all N agents]), median with quartiles over interleaved rounds, uniform vs neighbor sampling (the "
+           "headline runs' window k) on the "
            "reference (openai/maddpg layout) and contiguous storages; labels give neighbor's change vs uniform "
            "on the same storage (below and right of each N's points). Paper 1: −26.66 % (N = 3), −27.39 % (N = 12).")
 REPRODUCES = ("Paper 1, Figure 3 (sampling-phase time, uniform vs neighbor, with the % reduction; figures numbered "
@@ -35,7 +39,7 @@ def reductions(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def make(inputs: list[str]):
-    table = read_tables(named_inputs(inputs, INPUTS, "figure paper1_sampling_bench")["bench"])
+    table = bench_at_k(read_tables(named_inputs(inputs, INPUTS, "figure paper1_sampling_bench")["bench"]))
     red = reductions(table)
     storages = list(dict.fromkeys(table.storage))
     fig, axes = plt.subplots(1, len(storages), figsize=(4.2 * len(storages), 3.4), squeeze=False)

@@ -1,31 +1,69 @@
-"""The neighbor window k sweep (paper 1: "headline runs use one k, chosen and justified by a k sweep"): per
-configuration line (algorithm, N, storage) and k, the mean sampling ms per update round and the mean final
-predators' return over seeds with their 95 % Student-t interval (stats.mean_interval), and the headline: the fastest
-k, whether its interval is apart from the next fastest k's, and the k with the best mean return, which ranks k only
-where every k's runs learned (the lower end of its interval above the random policy's return, as paper 1's reward
-claims require). The k-sweep figure draws it; the claims table quotes it."""
+"""The neighbor window k sweep (paper 1: "headline runs use one k, chosen and justified by a k sweep"). Time: per
+configuration line of the interleaved sampling benchmark (`effmarl sampling-bench --k ...`, its rounds table: N,
+storage) and k, the median ms per update round and its quartiles over the rounds; the fastest k by median; and
+whether it is separated from the next fastest k by a paired interval over the benchmark's repetitions: in rep r
+both k were timed in the same interleaved cycle, d_r = log(t_next,r / t_best,r), and the 95 % Student-t interval
+of the mean of d (stats.mean_interval) lies above 0 (the ratio exp(mean d) with its interval is quoted). The
+benchmark runs alone, every k under the same drift; the sampling times of the k sweep's training runs (2 seeds
+whose times differed up to 2.8x) no longer rank k. Return: per configuration line of the k sweep's training runs
+(algorithm, N, storage) and k, the mean final predators' return over seeds with its 95 % Student-t interval, and
+the k with the best mean return, which ranks k only where every k's runs learned (the lower end of its interval
+above the random policy's return, as paper 1's reward claims require). The k-sweep figure draws it; the claims
+table quotes it. `headline_k` is the one place that says which k the headline runs use."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.phases import sampling_per_round
 from effmarl.analysis.metrics.rewards import final_rewards, learned_cells, random_floor
-from effmarl.analysis.metrics.runs import RUN_ID
 from effmarl.analysis.metrics.stats import mean_interval
 
-LINES = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage"]
+LINES = ["cfg.algo", "cfg.env.n_agents", "cfg.replay.storage"]  # a line of the k sweep's training runs
+BENCH_LINES = ["n_agents", "storage"]  # a line of the sampling benchmark's rounds
 K = "cfg.replay.neighbor_k"
 
 
-def per_run(phases: pd.DataFrame, metrics: pd.DataFrame | None) -> pd.DataFrame:
-    """One row per run: its configuration, `sampling_ms` per update round and final `reward` (NaN without
-    metrics)."""
-    samp = sampling_per_round(phases).rename(columns={"sampling_ms_per_round": "sampling_ms"})
-    if metrics is None:
-        return samp.assign(reward=np.nan)
-    return samp.merge(final_rewards(metrics, team="predator")[[*RUN_ID, "reward"]], on=RUN_ID, how="inner")
+def headline_k(profile: str | None = None) -> int:
+    """The neighbor window k of the headline runs: `replay.neighbor_k` of the `paper1` study's base as `profile`
+    runs it (configs/<profile>.yaml beside the study catalogue, where that file selects paper1), else as the
+    catalogue declares it. The sampling benchmark's readers (its figure, the claims' sampling rows) quote this k
+    among the windows the benchmark measured."""
+    from effmarl.config import load_yaml
+    from effmarl.studies import catalogue_path, load_catalogue, resolve_studies
+
+    catalogue = load_catalogue()
+    scale = {}
+    path = catalogue_path().resolve().parent / f"{profile}.yaml" if profile else None
+    if path is not None and path.is_file():
+        selected = (load_yaml(path) or {}).get("studies") or {}
+        scale = selected.get("paper1") or {}
+    base = resolve_studies({"paper1": scale}, catalogue)["paper1"].get("base", {})
+    return int(base.get("replay", {}).get("neighbor_k", 16))
+
+
+def bench_at_k(table: pd.DataFrame, k: int | None = None) -> pd.DataFrame:
+    """The rows of a sampling-benchmark table (summary or rounds) for uniform and the neighbor window `k` (default:
+    `headline_k` of the table's profile, `cfg.profile`). A table measuring one window (older benchmarks) gives it
+    whatever its k; one measuring several but not `k` is refused (ValueError): no other window stands in."""
+    if k is None:
+        profiles = sorted(set(table["cfg.profile"].dropna())) if "cfg.profile" in table else []
+        k = headline_k(profiles[0] if len(profiles) == 1 else None)
+    neighbor = sorted(s for s in set(table["sampler"]) if str(s).startswith("neighbor"))
+    wanted = f"neighbor_k{k}"
+    if wanted not in neighbor and len(neighbor) > 1:
+        raise ValueError(f"the sampling benchmark measured {', '.join(neighbor)}, not the headline runs' {wanted} "
+                         "(paper1's replay.neighbor_k): add it to the profile's paper1_micro.sampling_bench.k")
+    keep = neighbor if wanted not in neighbor else [wanted]
+    return table[(table["sampler"] == "uniform") | table["sampler"].isin(keep)]
+
+
+def per_run(metrics: pd.DataFrame | None) -> pd.DataFrame:
+    """One row per training run of the k sweep: its configuration and final predators' `reward` (the mean return of
+    the last 20 % of its episodes); empty without metrics."""
+    if metrics is None or metrics.empty:
+        return pd.DataFrame(columns=[*LINES, K, "reward"])
+    return final_rewards(metrics, team="predator")
 
 
 def _interval(values: np.ndarray) -> tuple[float, float, str]:
@@ -36,25 +74,79 @@ def _interval(values: np.ndarray) -> tuple[float, float, str]:
 
 
 def by_k(table: pd.DataFrame) -> pd.DataFrame:
-    """Per configuration line (`LINES` present in `table`) and k: `seeds`, and for `time` (sampling ms per round)
-    and `reward` the mean over seeds, its interval `_lo`/`_hi` and the interval's kind (`interval`)."""
+    """Per configuration line (`LINES` present in the `per_run` table) and k: `seeds`, the mean final `reward`
+    over seeds (`reward_mean`), its interval `reward_lo`/`reward_hi` and the interval's kind (`interval`)."""
     lines = [c for c in LINES if c in table]
     rows = []
     for key, g in table.groupby([*lines, K], sort=True):
         row = dict(zip([*lines, K], key if isinstance(key, tuple) else (key,), strict=True))
         row["seeds"] = len(g)
-        for name, col in (("time", "sampling_ms"), ("reward", "reward")):
-            values = g[col].to_numpy(dtype=float)
-            row[f"{name}_mean"] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
-            row[f"{name}_lo"], row[f"{name}_hi"], kind = _interval(values)
-            if name == "time":
-                row["interval"] = kind
+        values = g["reward"].to_numpy(dtype=float)
+        row["reward_mean"] = float(np.nanmean(values)) if np.isfinite(values).any() else np.nan
+        row["reward_lo"], row["reward_hi"], row["interval"] = _interval(values)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=[*lines, K, "seeds", "reward_mean", "reward_lo", "reward_hi", "interval"])
+
+
+def neighbor_rounds(rounds: pd.DataFrame) -> pd.DataFrame:
+    """The benchmark's rounds of the neighbor windows (uniform, k 0, has none), with `ms` per round."""
+    sel = rounds[rounds["sampler"].astype(str).str.startswith("neighbor")]
+    return sel.assign(k=sel["k"].astype(int), ms=sel["seconds"] * 1e3)
+
+
+def times_by_k(rounds: pd.DataFrame) -> pd.DataFrame:
+    """Per benchmark line (`BENCH_LINES`: N, storage) and k: the `median_ms` per update round, its quartiles
+    `q25_ms`/`q75_ms` and the `rounds` they rest on."""
+    sel = neighbor_rounds(rounds)
+    g = sel.groupby([*BENCH_LINES, "k"], sort=True)["ms"]
+    return pd.DataFrame({"median_ms": g.median(), "q25_ms": g.quantile(0.25), "q75_ms": g.quantile(0.75),
+                         "rounds": g.size()}).reset_index()
 
 
 def _k(value) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
+
+
+def paired_ratio(rounds: pd.DataFrame, fast: int, slow: int) -> dict:
+    """The paired comparison of windows `slow` and `fast` over one line's benchmark reps: per rep r timed both,
+    d_r = log(t_slow,r / t_fast,r); `ratio` exp(mean d), its 95 % t interval `lo`/`hi` (exp of stats.mean_interval
+    of d; NaN below 2 reps) and the `reps` paired."""
+    wide = neighbor_rounds(rounds).pivot_table(index="rep", columns="k", values="ms", aggfunc="mean")
+    d = np.log(wide[slow] / wide[fast]).dropna().to_numpy() if {fast, slow} <= set(wide.columns) else np.array([])
+    lo, hi = mean_interval(d)
+    return {"ratio": float(np.exp(d.mean())) if len(d) else np.nan, "lo": float(np.exp(lo)),
+            "hi": float(np.exp(hi)), "reps": len(d)}
+
+
+def _time_line(times: pd.DataFrame, rounds: pd.DataFrame) -> dict:
+    """The time headline of one benchmark line: its `times_by_k` rows and its rounds."""
+    ranked = times.sort_values(["median_ms", "k"])
+    if ranked.empty:
+        return {"best_k_time": None, "separated": False, "text": "no sampling times", "short": "no sampling times"}
+    best = ranked.iloc[0]
+    best_k = _k(best["k"])
+    short = f"k = {best_k} fastest, {best['median_ms']:.2f} ms [{best['q25_ms']:.2f}–{best['q75_ms']:.2f}]"
+    text = (f"k = {best_k} has the lowest median sampling time per update round, {best['median_ms']:.2f} ms "
+            f"(quartiles {best['q25_ms']:.2f}–{best['q75_ms']:.2f}, {int(best['rounds'])} interleaved rounds)")
+    if len(ranked) < 2:
+        return {"best_k_time": best_k, "separated": False, "text": text + ", the only k measured",
+                "short": short + ", the only k measured"}
+    nxt = ranked.iloc[1]
+    pair = paired_ratio(rounds, int(best["k"]), int(nxt["k"]))
+    separated = bool(np.isfinite(pair["lo"]) and pair["lo"] > 1)
+    against = f"the next fastest, k = {_k(nxt['k'])} ({nxt['median_ms']:.2f} ms)"
+    if not np.isfinite(pair["lo"]):
+        text += (f", not separated from {against}: fewer than 2 reps timed both, no paired interval")
+        short += f", not separated from k = {_k(nxt['k'])} (no paired interval)"
+    else:
+        short += (f", {'' if separated else 'not '}separated from k = {_k(nxt['k'])} ({nxt['median_ms']:.2f} ms; "
+                  f"ratio {pair['ratio']:.3f}, 95 % t {pair['lo']:.3f}–{pair['hi']:.3f})")
+        ratio = (f"k = {_k(nxt['k'])} takes {pair['ratio']:.3f}× as long in the same interleaved rep (geometric mean "
+                 f"over {pair['reps']} reps, 95 % t interval {pair['lo']:.3f}–{pair['hi']:.3f}×")
+        text += (f", separated from {against}: {ratio}, above 1)" if separated else
+                 f", not separated from {against}: {ratio}, which reaches 1)")
+    return {"best_k_time": best_k, "separated": separated, "ratio": pair["ratio"], "ratio_lo": pair["lo"],
+            "ratio_hi": pair["hi"], "text": text, "short": short}
 
 
 def _learning(runs: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool | None, str]:
@@ -71,87 +163,91 @@ def _learning(runs: pd.DataFrame, floor: tuple[float, int] | None) -> tuple[bool
                    "the return ranks no k")
 
 
-def _line_headline(stats: pd.DataFrame, runs: pd.DataFrame, floor: tuple[float, int] | None = None) -> dict:
-    """The headline of one configuration line's `by_k` rows and `per_run` rows; `floor` the random policy's return
-    at its N."""
-    ranked = stats.dropna(subset=["time_mean"]).sort_values("time_mean")
-    if ranked.empty:
-        return {"best_k_time": None, "best_k_reward": None, "separated": False, "learned": None,
-                "text": "no sampling times."}
-    best = ranked.iloc[0]
-    best_k_time = _k(best[K])
+def _reward_line(stats: pd.DataFrame, runs: pd.DataFrame, floor: tuple[float, int] | None = None) -> dict:
+    """The return headline of one training line's `by_k` rows and `per_run` rows; `floor` the random policy's
+    return at its N."""
     rewards = stats.dropna(subset=["reward_mean"])
-    best_k_reward = _k(rewards.loc[rewards["reward_mean"].idxmax(), K]) if len(rewards) else None
-
-    def spread(r) -> str:
-        if not np.isfinite(r["time_lo"]):
-            return f"{int(r['seeds'])} seed{'s' if r['seeds'] != 1 else ''}, no interval"
-        return f"{r['interval']} over {int(r['seeds'])} seeds {r['time_lo']:.2f}–{r['time_hi']:.2f}"
-
-    text = f"k = {best_k_time} has the lowest mean sampling time, {best['time_mean']:.2f} ms ({spread(best)})"
-    if len(ranked) < 2:
-        separated = False
-        text += ", the only k swept"
-    else:
-        nxt = ranked.iloc[1]
-        finite = all(np.isfinite(r[c]) for r in (best, nxt) for c in ("time_lo", "time_hi"))
-        separated = bool(finite and best["time_hi"] < nxt["time_lo"])
-        against = f"k = {_k(nxt[K])}'s {nxt['time_mean']:.2f} ms ({spread(nxt)})"
-        text += (f", separated from the next fastest, {against}: the intervals do not overlap" if separated else
-                 f", not separated from the next fastest, {against}: "
-                 + ("the intervals overlap" if finite else "without intervals no separation is shown"))
-    learned = None
-    if best_k_reward is not None:
-        learned, qualifier = _learning(runs, floor)
-        text += f". Best mean final predators' return: k = {best_k_reward}{qualifier}."
-    else:
-        text += "."
-    return {"best_k_time": best_k_time, "best_k_reward": best_k_reward, "separated": separated, "learned": learned,
-            "text": text}
+    if rewards.empty:
+        return {"best_k_reward": None, "learned": None, "text": "no returns"}
+    best = _k(rewards.loc[rewards["reward_mean"].idxmax(), K])
+    learned, qualifier = _learning(runs, floor)
+    return {"best_k_reward": best, "learned": learned, "text": f"k = {best}{qualifier}"}
 
 
 def _line_name(values: dict) -> str:
     parts = []
     if "cfg.algo" in values:
         parts.append(str(values["cfg.algo"]).upper())
-    if "cfg.env.n_agents" in values:
-        parts.append(f"N = {values['cfg.env.n_agents']}")
-    if "cfg.replay.storage" in values:
-        parts.append(f"{values['cfg.replay.storage']} storage")
+    for key in ("cfg.env.n_agents", "n_agents"):
+        if key in values:
+            parts.append(f"N = {values[key]}")
+    for key in ("cfg.replay.storage", "storage"):
+        if key in values:
+            parts.append(f"{values[key]} storage")
     return ", ".join(parts)
 
 
-def headline(phases_summary: pd.DataFrame, metrics_summary: pd.DataFrame | None,
-             random: pd.DataFrame | None = None) -> dict:
-    """The k sweep's headline from its phases and metrics summaries (metrics may be None: no reward then) and the
-    random policy's metrics (`random`, the floor the runs' return must clear before it ranks k).
+def _groups(table: pd.DataFrame, lines: list[str]):
+    lines = [c for c in lines if c in table]
+    if not lines:
+        yield {}, table
+        return
+    for key, g in table.groupby(lines, sort=True):
+        yield dict(zip(lines, key if isinstance(key, tuple) else (key,), strict=True)), g
 
-    Returns {"best_k_time": the k with the lowest mean sampling ms per update round, "best_k_reward": the k with
-    the highest mean final reward (None without rewards), "learned": whether every k's runs clear the random
-    policy's return (None without rewards or random-policy runs), "separated": whether the fastest k's interval
-    over seeds lies wholly below the next fastest k's (False where either has no interval), "text": one sentence
-    saying so with means, intervals and seed counts, "lines": one such dict per configuration line (algorithm, N,
-    storage) with its "line" name and "n_agents", "per_k": the `by_k` table}. With several configuration lines,
-    best_k_time and best_k_reward are the k every line agrees on (None where they differ), separated and learned
-    hold only if they hold in every line, and the text names each line."""
-    table = per_run(phases_summary, metrics_summary)
+
+def _agreed(parts: list[dict], field: str):
+    found = {p[field] for p in parts}
+    return found.pop() if len(found) == 1 else None
+
+
+def headline(rounds: pd.DataFrame | None, metrics_summary: pd.DataFrame | None,
+             random: pd.DataFrame | None = None) -> dict:
+    """The k sweep's headline. Time from the interleaved sampling benchmark's `rounds` (<out>.rounds.parquet of
+    `effmarl sampling-bench --k ...`, taken alone): per line (N, storage) the k of the lowest median ms per update
+    round, separated from the next fastest k where the 95 % t interval of the per-rep log ratio of their times lies
+    above 0. Return from the k sweep's training runs (`metrics_summary`; None: no return) against the random
+    policy's (`random`, the floor the runs' return must clear before it ranks k).
+
+    Returns {"best_k_time": the fastest k by median (None without rounds), "separated": whether it is separated
+    from the next fastest k by the paired interval, "best_k_reward": the k with the highest mean final predators'
+    return (None without returns), "learned": whether every k's runs clear the random policy's return (None without
+    returns or random-policy runs), "text": the sentences saying so with medians, quartiles, the ratio and its
+    interval, seeds, "lines": one dict per benchmark line (its "line" name, "n_agents", "best_k_time", "separated",
+    "ratio", "ratio_lo", "ratio_hi", "text" and its "short" form, which the text of several lines quotes),
+    "reward_lines": one per training line (algorithm, N, storage), "times": the `times_by_k` table, "per_k": the
+    `by_k` table of returns}. With several lines, best_k_time and best_k_reward are the k every line agrees on (None
+    where they differ), separated and learned hold only if they hold in every line, and the text names each line."""
+    times = times_by_k(rounds) if rounds is not None and not rounds.empty else pd.DataFrame()
+    time_parts = []
+    for values, g in (_groups(times, BENCH_LINES) if not times.empty else ()):
+        sel = rounds[np.logical_and.reduce([rounds[c] == v for c, v in values.items()])] if values else rounds
+        time_parts.append({"line": _line_name(values), "n_agents": values.get("n_agents"),
+                           **_time_line(g, sel)})
+    table = per_run(metrics_summary)
     stats = by_k(table)
-    lines = [c for c in LINES if c in stats]
-    parts = []
-    for key, g in (stats.groupby(lines, sort=True) if lines else [((), stats)]):
-        values = dict(zip(lines, key if isinstance(key, tuple) else (key,), strict=True))
+    reward_parts = []
+    for values, g in (_groups(stats, LINES) if not stats.empty else ()):
         n = values.get("cfg.env.n_agents")
         floor = random_floor(random, int(n) if n is not None else None)
         runs = table[np.logical_and.reduce([table[c] == v for c, v in values.items()])] if values else table
-        parts.append({"line": _line_name(values), "n_agents": n, **_line_headline(g, runs, floor)})
-    if len(parts) == 1:
-        out = {k: v for k, v in parts[0].items() if k not in ("line", "n_agents")}
-    else:
-        def agreed(field):
-            found = {p[field] for p in parts}
-            return found.pop() if len(found) == 1 else None
-        out = {"best_k_time": agreed("best_k_time"), "best_k_reward": agreed("best_k_reward"),
-               "separated": all(p["separated"] for p in parts),
-               "learned": (None if any(p["learned"] is None for p in parts) else all(p["learned"] for p in parts)),
-               "text": " ".join(f"{p['line']}: {p['text']}" for p in parts)}
-    return {**out, "lines": parts, "per_k": stats}
+        reward_parts.append({"line": _line_name(values), "n_agents": n, **_reward_line(g, runs, floor)})
+
+    if not time_parts:
+        text = "Sampling time: no interleaved sampling-benchmark rounds."
+    elif len(time_parts) == 1:
+        text = f"Sampling time (interleaved benchmark, taken alone): {time_parts[0]['text']}."
+    else:  # several lines: the method said once, each line in short
+        text = ("Sampling time per update round (interleaved benchmark, taken alone), median [quartiles] over the "
+                "rounds; separated: the 95 % t interval of the next fastest k's per-rep time ratio to the fastest's "
+                "lies above 1. " + "; ".join(f"{p['line']}: {p['short']}" for p in time_parts) + ".")
+    if reward_parts:
+        text += (f" Best mean final predators' return: {reward_parts[0]['text']}." if len(reward_parts) == 1 else
+                 " Best mean final predators' return: " + "; ".join(f"{p['line']}: {p['text']}"
+                                                                     for p in reward_parts) + ".")
+    return {"best_k_time": _agreed(time_parts, "best_k_time") if time_parts else None,
+            "separated": bool(time_parts) and all(p["separated"] for p in time_parts),
+            "best_k_reward": _agreed(reward_parts, "best_k_reward") if reward_parts else None,
+            "learned": (None if not reward_parts or any(p["learned"] is None for p in reward_parts)
+                        else all(p["learned"] for p in reward_parts)),
+            "text": text, "lines": time_parts, "reward_lines": reward_parts, "times": times, "per_k": stats}

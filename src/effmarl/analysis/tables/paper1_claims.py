@@ -5,8 +5,10 @@ Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; 
 the studies that time neighbor against uniform sampling (end to end); `scaling=` the phases summary of the study
 whose runs give the update share at every N (one budget); `metrics=` the metrics summaries of the study whose
 predators learn (the reward claim); `random=` the random policy's metrics (the floor learning must clear);
-`counters=` the counters of `effmarl counters`; `ksweep_phases=` and `ksweep_metrics=` the k sweep's summaries (the
-headline k). A role given no file counts as not measured.
+`counters=` the counters of `effmarl counters`; `ksweep_rounds=` the sampling benchmark's rounds (the k sweep's
+time ranking, interleaved and taken alone) and `ksweep_metrics=` the k sweep's metrics summary (its return ranking).
+A role given no file counts as not measured. The sampling rows quote uniform beside the headline runs' window
+(metrics.ksweep.bench_at_k: paper1's replay.neighbor_k).
 
 Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
 the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
@@ -38,6 +40,7 @@ from effmarl.analysis.metrics import (
     run_totals,
     steady_state,
 )
+from effmarl.analysis.metrics.ksweep import bench_at_k
 
 CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
            "storage (openai/maddpg layout). End-to-end and phase shares: training runs of the profile, times and "
@@ -66,8 +69,8 @@ INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional":
                       "doc": "metrics.summary.parquet of the study whose predators learn (the reward claim)"},
           "random": {"study": "skeleton", "optional": True,
                      "doc": "metrics.summary.parquet of the random policy (the floor)"},
-          "ksweep_phases": {"study": "paper1_ksweep", "table": "phases", "optional": True,
-                            "doc": "phases.summary.parquet of the k-sweep study"},
+          "ksweep_rounds": {"result": "paper1_micro/sampling_bench.rounds.parquet", "optional": True,
+                            "doc": "sampling_bench.rounds.parquet of `effmarl sampling-bench --k ...`"},
           "ksweep_metrics": {"study": "paper1_ksweep", "optional": True,
                              "doc": "metrics.summary.parquet of the k-sweep study"}}
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
@@ -91,7 +94,7 @@ def _row(claim, paper, ours, source, hardware, paper_value=None, our_value=None)
 
 def sampling_rows(path: str | None) -> list[dict]:
     rows = []
-    table = pd.read_parquet(path) if path else None
+    table = bench_at_k(pd.read_parquet(path)) if path else None
     for n, paper in ((3, -26.66), (12, -27.39)):
         claim = f"sampling phase, neighbor vs uniform, N={n}"
         sel = None if table is None else table[(table.storage == "reference") & (table.n_agents == n)]
@@ -226,21 +229,25 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
     return rows
 
 
-def ksweep_row(ksweep_phases: pd.DataFrame | None, ksweep_metrics: pd.DataFrame | None,
+def ksweep_row(ksweep_rounds: pd.DataFrame | None, ksweep_metrics: pd.DataFrame | None,
                phases: pd.DataFrame | None, random: pd.DataFrame | None = None) -> dict:
-    """The k sweep's headline (metrics.ksweep.headline: the fastest k, whether it is apart from the next, the k of
-    the best return and whether the runs clear the `random` policy's return) beside the k the end-to-end runs
-    (`phases`) use."""
+    """The k sweep's headline (metrics.ksweep.headline: the fastest k by the interleaved sampling benchmark's
+    rounds `ksweep_rounds`, whether it is separated from the next by the paired interval of their per-rep time
+    ratio, the k of the best return of the k sweep's training runs `ksweep_metrics` and whether they clear the
+    `random` policy's return) beside the k the end-to-end runs (`phases`) use."""
     claim, paper = "neighbor window k of the headline runs", "one k, chosen by a k sweep (the paper's k unpublished)"
-    if ksweep_phases is None or ksweep_phases.empty:
-        return _row(claim, paper, NOT_MEASURED, "", "")
-    head = ksweep_headline(ksweep_phases, ksweep_metrics, random)
+    if ksweep_rounds is None or ksweep_rounds.empty:
+        return _row(claim, paper, NOT_MEASURED + " (no interleaved sampling-benchmark rounds)", "", "")
+    head = ksweep_headline(ksweep_rounds, ksweep_metrics, random)
     used = ""
     if phases is not None and "cfg.replay.neighbor_k" in phases:
         ks = sorted({int(k) for k in phases.loc[phases["cfg.replay.sampler"] == "neighbor", "cfg.replay.neighbor_k"]})
         used = f" Headline runs use k = {', '.join(map(str, ks))}." if ks else ""
-    studies = ", ".join(sorted(set(ksweep_phases["cfg.study"]))) if "cfg.study" in ksweep_phases else "k sweep"
-    return _row(claim, paper, head["text"] + used, f"{studies}: {len(head['per_k'])} values of k", "")
+    ks = sorted(int(k) for k in set(head["times"]["k"])) if not head["times"].empty else []
+    source = f"sampling-bench rounds (interleaved, alone): k = {', '.join(map(str, ks))}"
+    if ksweep_metrics is not None and "cfg.study" in ksweep_metrics:
+        source += f"; return: {', '.join(sorted(set(ksweep_metrics['cfg.study'])))}"
+    return _row(claim, paper, head["text"] + used, source, "")
 
 
 def counter_rows(counters: pd.DataFrame | None) -> list[dict]:
@@ -278,7 +285,7 @@ def make(inputs: list[str]) -> pd.DataFrame:
     scaling = read("scaling")
     random = read("random")
     rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
-    rows.append(ksweep_row(read("ksweep_phases"), read("ksweep_metrics"), phases, random))
+    rows.append(ksweep_row(read("ksweep_rounds"), read("ksweep_metrics"), phases, random))
     from effmarl.provenance import hardware
 
     hw = hardware()
