@@ -196,3 +196,17 @@ def test_run_ids_are_file_names_and_wildcards_for_any_grid_value():
     odd = run_id({"env.map": "a/b c"})
     assert "/" not in odd and " " not in odd and odd.startswith("map-a-b-c-h")
     assert run_id({"env.map": "a/b c"}) != run_id({"env.map": "a b/c"})
+
+
+def test_the_sampling_benchmarks_windows_k_are_a_list_of_positive_integers():
+    def profile(k):
+        return {"profile": "smoke", "results_dir": "r", "figures_dir": "f", "studies": {},
+                "paper1_micro": {"sampling_bench": {"k": k}}}
+
+    def lines(k):
+        return errors_of(profile(k), part="workflow")
+
+    assert validate(profile([1, 4, 16, 64]), part="workflow")["paper1_micro"]["sampling_bench"]["k"] == [1, 4, 16, 64]
+    assert lines(16) == ["field 'paper1_micro.sampling_bench.k': must be array, got 16 (int)"]
+    assert lines([1, 0]) == ["field 'paper1_micro.sampling_bench.k.1': 0 is less than the minimum of 1"]
+    assert lines([]) == ["field 'paper1_micro.sampling_bench.k': [] should be non-empty"]
