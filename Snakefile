@@ -7,7 +7,7 @@ import sys
 from snakemake.utils import min_version
 
 from effmarl.config import ConfigError, load_yaml, validate
-from effmarl.studies import expand_all, resolve_profile
+from effmarl.studies import expand_all, headline_k, resolve_profile
 
 min_version("9.0")
 

@@ -1,14 +1,19 @@
 """`effmarl sampling-bench` with several windows k (the k sweep's time ranking, issue 34): every k a configuration of
 its own in one interleaved cycle, every round written to <out>.rounds.parquet; and the readers that quote one
-window pick the headline runs' k (metrics.ksweep.bench_at_k, paper1's replay.neighbor_k)."""
+window pick the one the benchmark marked headline (studies.headline_k: paper1's replay.neighbor_k)."""
 
 from __future__ import annotations
 
-import pandas as pd
-import pytest
+from pathlib import Path
 
-from effmarl.analysis.metrics.ksweep import bench_at_k, headline_k
+import pandas as pd
+
+from effmarl.analysis.metrics.ksweep import bench_at_k
+from effmarl.cli import main as cli_main
 from effmarl.profiling import sampling_bench
+from effmarl.studies import headline_k, load_profile
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_sampling_bench_with_two_windows_writes_every_storage_and_sampler_round_of_every_rep(tmp_path):
@@ -26,6 +31,9 @@ def test_sampling_bench_with_two_windows_writes_every_storage_and_sampler_round_
     assert (rounds["seconds"] > 0).all() and (rounds["n_agents"] == 3).all()
     assert {"run_id", "git_commit", "cfg.study", "cfg.profile"} <= set(rounds.columns)
     assert set(rounds["cfg.study"]) == {"paper1_micro"} and set(rounds["cfg.profile"]) == {"t"}
+    # no --headline-k with two windows: the catalogue's paper1 window, 16, is marked beside uniform
+    assert set(rounds.loc[rounds["headline"], "sampler"]) == set(table.loc[table["headline"], "sampler"]) == {
+        "uniform", "neighbor_k16"}
 
 
 def sampling_bench_args(argv):
@@ -42,21 +50,22 @@ def test_one_k_as_before_is_a_list_of_one():
                                                                                    "neighbor_k1"]
 
 
-def _summary(samplers, profile="t"):
-    return pd.DataFrame([{"n_agents": 3, "storage": "reference", "sampler": s, "median_ms": 1.0, "cfg.profile": profile}
-                         for s in samplers])
-
-
 def test_the_headline_k_is_paper1s_neighbor_window_as_the_profile_runs_it():
-    assert headline_k("default") == 16 and headline_k(None) == 16  # configs/studies.yaml's paper1 base
-    assert headline_k("smoke") == 8  # configs/smoke.yaml sets paper1's replay.neighbor_k to 8
+    assert headline_k() == 16  # configs/studies.yaml's paper1 base
+    assert headline_k(load_profile(ROOT / "configs" / "default.yaml")) == 16
+    assert headline_k(load_profile(ROOT / "configs" / "smoke.yaml")) == 8  # the smoke profile sets paper1's window to 8
 
 
-def test_readers_of_the_benchmark_quote_uniform_beside_the_headline_window_only():
-    picked = bench_at_k(_summary(["uniform", "neighbor_k1", "neighbor_k16", "neighbor_k64"]))
-    assert list(picked["sampler"]) == ["uniform", "neighbor_k16"]
-    assert list(bench_at_k(_summary(["uniform", "neighbor_k1", "neighbor_k8"], "smoke"))["sampler"]) == [
-        "uniform", "neighbor_k8"]
-    assert list(bench_at_k(_summary(["uniform", "neighbor_k4"]))["sampler"]) == ["uniform", "neighbor_k4"]  # one k
-    with pytest.raises(ValueError, match="not the headline runs' neighbor_k16"):
-        bench_at_k(_summary(["uniform", "neighbor_k1", "neighbor_k4"]))
+def test_readers_of_the_benchmark_quote_uniform_beside_the_window_it_marked_headline():
+    table = pd.DataFrame({"sampler": ["uniform", "neighbor_k1", "neighbor_k16", "neighbor_k64"],
+                          "headline": [True, False, True, False]})
+    assert list(bench_at_k(table)["sampler"]) == ["uniform", "neighbor_k16"]
+    one_window = pd.DataFrame({"sampler": ["uniform", "neighbor_k4"]})  # an older table: no mark, quoted whole
+    assert list(bench_at_k(one_window)["sampler"]) == ["uniform", "neighbor_k4"]
+
+
+def test_a_headline_window_the_benchmark_did_not_measure_is_refused_before_measuring(tmp_path, capsys):
+    assert cli_main(["sampling-bench", "--agents", "3", "--k", "1", "4", "--headline-k", "16", "--out",
+                     str(tmp_path / "b")]) == 2
+    assert "--headline-k 16 is not among the measured windows --k 1 4" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())

@@ -70,7 +70,7 @@ def test_the_process_a_timing_job_measures_keeps_one_thread_whatever_the_job_res
             continue
         assert "OMP_NUM_THREADS=1 " in job["shell"] and "intra_op_parallelism_threads=1" in job["shell"], job["rule"]
         # the 16 cores reserved appear nowhere but in paths, agent counts and windows k (the benchmark's k = 16)
-        assert "16" not in re.sub(r"results/\S+|--(?:agents|k) [0-9 ]+", "", job["shell"]), job["shell"]
+        assert "16" not in re.sub(r"results/\S+|--(?:agents|k|headline-k) [0-9 ]+", "", job["shell"]), job["shell"]
         assert ("--set threads=1 " if job["rule"].startswith(TRAIN_RULES) else "--threads 1 ") in job["shell"]
 
 

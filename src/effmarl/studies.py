@@ -183,6 +183,15 @@ def timing_studies(workflow_cfg: dict) -> list[str]:
     return timing
 
 
+def headline_k(workflow_cfg: dict | None = None) -> int:
+    """The neighbor window k of paper 1's headline runs: `replay.neighbor_k` of the `paper1` study as the resolved
+    profile `workflow_cfg` runs it, or as the catalogue declares it (no profile, or one without paper1). The sampling
+    benchmark marks that window (`--headline-k`) for the readers that quote it beside uniform."""
+    studies = (workflow_cfg or {}).get("studies") or {}
+    study = studies.get("paper1") or resolve_studies({"paper1": {}})["paper1"]
+    return int(study["base"]["replay"]["neighbor_k"])
+
+
 def resolve_profile(profile: Any, catalogue: dict[str, dict] | None = None, source: str = "profile") -> Any:
     """`profile` with its studies resolved against the catalogue (`resolve_studies`), not yet validated."""
     if not isinstance(profile, dict) or "studies" not in profile:

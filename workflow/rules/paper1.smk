@@ -13,6 +13,7 @@ rule paper1_sampling_bench:
         f"{P1_MICRO}/sampling_bench.rounds.parquet",  # every interleaved round: the k sweep's time ranking
     params:
         args=cli_options(config["paper1_micro"]["sampling_bench"]),
+        headline_k=headline_k(config),  # paper1's window as this profile runs it: the one its readers quote
         stem=output_stem,
         profile=config.get("profile", "adhoc"),
         threads=MEASURED_THREADS,
@@ -24,7 +25,8 @@ rule paper1_sampling_bench:
     resources:
         **slurm_options(timing_job("paper1_sampling_bench")),
     shell:
-        thread_env("{params.threads}") + "effmarl sampling-bench {params.args} --threads {params.threads} "
+        thread_env("{params.threads}") + "effmarl sampling-bench {params.args} --headline-k {params.headline_k} "
+        "--threads {params.threads} "
         "--profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 

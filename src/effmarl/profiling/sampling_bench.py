@@ -100,6 +100,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch", type=int, default=1024)
     parser.add_argument("--k", type=int, nargs="+", default=[16], help="neighbor window(s) k; each one a "
                         "configuration of its own, all interleaved (the k sweep's time ranking reads them)")
+    parser.add_argument("--headline-k", type=int, default=None, help="the headline runs' window (the workflow "
+                        "passes studies.headline_k of the profile), marked `headline` in the tables with uniform; "
+                        "default: the only --k, else the catalogue's paper1 window")
     parser.add_argument("--fill", type=int, default=50_000, help="transitions stored before measuring")
     parser.add_argument("--capacity", type=int, default=1_000_000)
     parser.add_argument("--real-steps", type=int, default=DISTINCT, help="distinct MPE transitions generated, "
@@ -110,6 +113,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--device", default="cpu", help="where batches (and the contiguous storage) live")
     parser.add_argument("--out", default=str(DEFAULT_OUT), help="output path without extension")
     parser.add_argument("--profile", default="adhoc", help="workflow profile recorded with the table (cfg.profile)")
+
+
+def headline_window(args) -> int:
+    """--headline-k, which must be one of --k; without it the only --k, else the catalogue's paper1 window
+    (studies.headline_k)."""
+    from effmarl.config import ConfigError
+    from effmarl.studies import headline_k
+
+    k = args.headline_k if args.headline_k is not None else args.k[0] if len(set(args.k)) == 1 else headline_k()
+    if k not in args.k:
+        raise ConfigError([f"--headline-k {k} is not among the measured windows --k {' '.join(map(str, args.k))}"],
+                          "effmarl sampling-bench")
+    return k
 
 
 def identify(table, run_id: str, profile: str, rec: dict):
@@ -127,8 +143,11 @@ def run(args):
     from effmarl import io, provenance
 
     torch.set_num_threads(args.threads)
+    headline = headline_window(args)
     raw = pd.concat([measure(n, args) for n in args.agents], ignore_index=True)
     table = summarise(raw)
+    for frame in (raw, table):  # what the benchmark's readers quote: uniform beside the headline runs' window
+        frame["headline"] = frame["sampler"].isin(["uniform", f"neighbor_k{headline}"])
     rec = provenance.record(extra={"benchmark": "sampling_phase", "args": vars(args)})
     header = (f"Sampling phase per update round (per_agent batch mode: N × [draw {args.batch} indices, gather all "
               f"N agents]), neighbor windows k = {', '.join(map(str, args.k))}, buffers holding {args.fill} MPE "

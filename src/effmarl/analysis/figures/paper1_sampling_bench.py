@@ -4,8 +4,9 @@ neighbor, vs agent count, with the % reduction of neighbor sampling on each stor
 widen to make room, `fit_labels_inside`).
 
 Reads the table of `effmarl sampling-bench` (<out>.parquet: interleaved A B A B medians and quartiles) and draws
-uniform beside the headline runs' window (`metrics.ksweep.bench_at_k`: paper1's replay.neighbor_k in the table's
-profile) where the benchmark measured several (the k sweep's; its figure draws them all)."""
+uniform beside the headline runs' window (`metrics.ksweep.bench_at_k`: the window the benchmark marked, paper1's
+replay.neighbor_k as the profile runs it) where the benchmark measured several (the k sweep's; its figure draws
+them all)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ whose times differed up to 2.8x) no longer rank k. Return: per configuration lin
 (algorithm, N, storage) and k, the mean final predators' return over seeds with its 95 % Student-t interval, and
 the k with the best mean return, which ranks k only where every k's runs learned (the lower end of its interval
 above the random policy's return, as paper 1's reward claims require). The k-sweep figure draws it; the claims
-table quotes it. `headline_k` is the one place that says which k the headline runs use."""
+table quotes it. Which k the headline runs use is decided once, `studies.headline_k`."""
 
 from __future__ import annotations
 
@@ -24,38 +24,11 @@ BENCH_LINES = ["n_agents", "storage"]  # a line of the sampling benchmark's roun
 K = "cfg.replay.neighbor_k"
 
 
-def headline_k(profile: str | None = None) -> int:
-    """The neighbor window k of the headline runs: `replay.neighbor_k` of the `paper1` study's base as `profile`
-    runs it (configs/<profile>.yaml beside the study catalogue, where that file selects paper1), else as the
-    catalogue declares it. The sampling benchmark's readers (its figure, the claims' sampling rows) quote this k
-    among the windows the benchmark measured."""
-    from effmarl.config import load_yaml
-    from effmarl.studies import catalogue_path, load_catalogue, resolve_studies
-
-    catalogue = load_catalogue()
-    scale = {}
-    path = catalogue_path().resolve().parent / f"{profile}.yaml" if profile else None
-    if path is not None and path.is_file():
-        selected = (load_yaml(path) or {}).get("studies") or {}
-        scale = selected.get("paper1") or {}
-    base = resolve_studies({"paper1": scale}, catalogue)["paper1"].get("base", {})
-    return int(base.get("replay", {}).get("neighbor_k", 16))
-
-
-def bench_at_k(table: pd.DataFrame, k: int | None = None) -> pd.DataFrame:
-    """The rows of a sampling-benchmark table (summary or rounds) for uniform and the neighbor window `k` (default:
-    `headline_k` of the table's profile, `cfg.profile`). A table measuring one window (older benchmarks) gives it
-    whatever its k; one measuring several but not `k` is refused (ValueError): no other window stands in."""
-    if k is None:
-        profiles = sorted(set(table["cfg.profile"].dropna())) if "cfg.profile" in table else []
-        k = headline_k(profiles[0] if len(profiles) == 1 else None)
-    neighbor = sorted(s for s in set(table["sampler"]) if str(s).startswith("neighbor"))
-    wanted = f"neighbor_k{k}"
-    if wanted not in neighbor and len(neighbor) > 1:
-        raise ValueError(f"the sampling benchmark measured {', '.join(neighbor)}, not the headline runs' {wanted} "
-                         "(paper1's replay.neighbor_k): add it to the profile's paper1_micro.sampling_bench.k")
-    keep = neighbor if wanted not in neighbor else [wanted]
-    return table[(table["sampler"] == "uniform") | table["sampler"].isin(keep)]
+def bench_at_k(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of a sampling-benchmark table (summary or rounds) that its readers quote: uniform and the headline
+    runs' window, marked `headline` by the benchmark (`--headline-k`, which the workflow sets from
+    studies.headline_k). A table without the mark (one measured window, older benchmarks) is quoted whole."""
+    return table[table["headline"].astype(bool)] if "headline" in table else table
 
 
 def per_run(metrics: pd.DataFrame | None) -> pd.DataFrame:

@@ -8,7 +8,7 @@ predators learn (the reward claim); `random=` the random policy's metrics (the f
 `counters=` the counters of `effmarl counters`; `ksweep_rounds=` the sampling benchmark's rounds (the k sweep's
 time ranking, interleaved and taken alone) and `ksweep_metrics=` the k sweep's metrics summary (its return ranking).
 A role given no file counts as not measured. The sampling rows quote uniform beside the headline runs' window
-(metrics.ksweep.bench_at_k: paper1's replay.neighbor_k).
+(metrics.ksweep.bench_at_k: the window the benchmark marked, paper1's replay.neighbor_k).
 
 Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
 the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
