@@ -89,6 +89,18 @@ def _field(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+# field -> the message for a config that still sets an option that now lives at another address
+MOVED = {
+    "qmix.return_kind": "field 'qmix.return_kind': removed; a run's return comes from its components: λ-returns at "
+                        "mast.td_lambda (enabled, lambda, burn_in_fraction), n-step returns at rlx2.multi_step "
+                        "(enabled, n, delay_fraction), otherwise one-step",
+    "qmix.td_lambda": "field 'qmix.td_lambda': removed; λ-returns are set at mast.td_lambda (enabled, lambda, "
+                      "burn_in_fraction; burn_in_fraction 0 = from the first update)",
+    "qmix.n_step": "field 'qmix.n_step': removed; n-step returns are set at rlx2.multi_step (enabled, n, "
+                   "delay_fraction; delay_fraction 0 = from the first update)",
+}
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator in ("anyOf", "oneOf") and error.context:  # the alternative of the value's own type
         matched = [e for e in error.context if e.validator != "type"] or list(error.context)
@@ -98,6 +110,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = sorted(subschema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed), key=repr)
         where = _field(error.absolute_path)
+        moved = [MOVED[f"{where}.{key}"] for key in extra if f"{where}.{key}" in MOVED]
+        if moved:
+            return "; ".join(moved)
         return f"field '{where}': unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {', '.join(allowed)}"
     if kind == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message

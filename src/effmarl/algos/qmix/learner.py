@@ -100,9 +100,9 @@ class Learner(nn.Module):
     def td_targets(self, batch: dict[str, torch.Tensor], inputs: torch.Tensor, q_all: torch.Tensor,
                    kind: tuple[str, int, float] | None = None) -> torch.Tensor:
         """Targets y [B, T]: bootstrap values V(s_t) for t = 0..T from the run's target operator, then the returns
-        of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda)."""
+        of `kind` = (return kind, n, λ) (default: one-step; a run passes settings.target_kind's)."""
         q = self.q
-        kind = kind or (q["return_kind"], q["n_step"], q["td_lambda"])
+        kind = kind or ("one_step", 1, 0.0)
         q_target = self.unroll(self.target["agent"], inputs, batch["filled"])
         values = self.operator(self, inputs, q_all, q_target, batch["avail"], batch["state"])
         return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],

@@ -20,9 +20,6 @@ def check_config(cfg: dict) -> None:
         lines.append("field 'mast.td_lambda.enabled': hybrid TD(lambda) and rlx2.multi_step cannot both be on")
     if on["dual_buffer"] and on["dynamic_buffer"]:
         lines.append("field 'mast.dual_buffer.enabled': the dual buffer and rlx2.dynamic_buffer cannot both be on")
-    if (on["td_lambda"] or on["multi_step"]) and q["return_kind"] != "one_step":
-        lines.append(f"field 'qmix.return_kind': {q['return_kind']!r} conflicts with a hybrid target "
-                     "(mast.td_lambda / rlx2.multi_step start from one-step targets); leave it one_step")
     if on["dual_buffer"]:
         d = cfg["mast"]["dual_buffer"]
         small, n_small = q["buffer_size"] // d["size_ratio"], q["batch_size"] - round(
@@ -82,12 +79,11 @@ def epsilon(schedule: dict, env_steps: int) -> float:
 
 def target_kind(cfg: dict, schedule: dict, on: dict, env_steps: int) -> tuple[str, int, float]:
     """The return used by an update after `env_steps`: hybrid TD(λ) (one-step before T0, λ-returns after) and
-    RLx2's delayed multi-step target switch on env steps; otherwise qmix.return_kind."""
-    q = cfg["qmix"]
+    RLx2's delayed multi-step target switch on env steps; with neither on, one-step targets (PyMARL's QMIX)."""
     if on["td_lambda"]:
         after = env_steps >= schedule["burn_in_env_steps"]
         return ("td_lambda", 1, cfg["mast"]["td_lambda"]["lambda"]) if after else ("one_step", 1, 0.0)
     if on["multi_step"]:
         after = env_steps >= schedule["multi_step_delay_env_steps"]
         return ("n_step", cfg["rlx2"]["multi_step"]["n"], 0.0) if after else ("one_step", 1, 0.0)
-    return q["return_kind"], q["n_step"], q["td_lambda"]
+    return ("one_step", 1, 0.0)
