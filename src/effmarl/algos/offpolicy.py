@@ -152,8 +152,7 @@ class Loop:
 
 
 def build(cfg: dict, make_learner, device: torch.device | None = None) -> tuple[Loop, TrainState]:
-    """The environment, learner, storage and sampler of run config `cfg` (checked first)."""
-    check_config(cfg)
+    """The environment, learner, storage and sampler of the validated run config `cfg`."""
     off, replay = cfg["offpolicy"], cfg["replay"]
     device = device or harness.resolve_device(cfg["device"])
     env = make_env(cfg["env"])
@@ -212,7 +211,6 @@ class Trainer:
     `make_learner(cfg, spec, device)`; a checkpoint in the run directory is restored (`resumed_from`)."""
 
     def __init__(self, cfg: dict, rundir: RunDir, make_learner, process: harness.Process):
-        check_config(cfg)
         self.cfg, self.rundir = cfg, rundir
         self.run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
                                unit="episodes", process=process)
@@ -274,7 +272,6 @@ class Trainer:
 def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
     """Run `cfg` with the learner built by `make_learner(cfg, spec, device)` under the run harness (checkpoint
     with checksum, resume, signals, divergence guard); writes metrics and phases."""
-    check_config(cfg)
     with harness.Process(cfg["device"]) as process:
         trainer = Trainer(cfg, rundir, make_learner, process)
         while not trainer.done:
@@ -291,8 +288,6 @@ def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
     environment, sampler stream and learner, so it writes exactly what it writes when trained alone (`train_loop`);
     only its times differ. A stop signal saves every run at its safe point (all are between episodes) and stops.
     Returns, per run, whether it finished (all do, or an exception is raised)."""
-    for cfg in cfgs:
-        check_config(cfg)
     with harness.Process(cfgs[0]["device"]) as process:
         trainers, rngs = [], []
         for cfg, rundir in zip(cfgs, rundirs, strict=True):

@@ -36,7 +36,7 @@ from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
-from effmarl.algos.qmix.settings import check_config, effective_schedule, epsilon, target_kind
+from effmarl.algos.qmix.settings import effective_schedule, epsilon, target_kind
 from effmarl.algos.qmix.tickets import install_weights, load_ticket
 from effmarl.components import mast_components
 from effmarl.config import ConfigError
@@ -88,7 +88,6 @@ class SeedRun:
     """One seed's share of a run: config, run directory, buffer, generator, counters, metrics rows so far."""
 
     def __init__(self, cfg: dict, rundir: RunDir, spec, process: harness.Process, timer: PhaseTimer):
-        check_config(cfg)
         ticket = load_ticket(cfg, spec)  # a winning / cheating ticket's source, checked before anything is built
         self.budget = cfg["budget"]["env_steps"]
         # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
