@@ -141,14 +141,13 @@ def test_a_return_option_set_at_its_old_qmix_address_is_refused_naming_where_it_
 
 
 def test_lambda_returns_come_from_mast_td_lambda_for_any_method():
-    from effmarl.algos.qmix import effective_schedule, target_kind
-    from effmarl.components import mast_components
+    from effmarl.algos.qmix import QmixSettings, target_kind
     cfg = run_cfg()
     cfg = validate({**{k: cfg[k] for k in ("study", "algo", "seed", "env", "budget")},
                     "mast": {"td_lambda": {"enabled": True, "lambda": 0.8, "burn_in_fraction": 0}}}, part="run")
     assert cfg["sparse"]["method"] == "dense"
-    assert target_kind(cfg, effective_schedule(cfg), mast_components(cfg), 0) == ("td_lambda", 1, 0.8)
-    assert target_kind(run_cfg(), effective_schedule(run_cfg()), mast_components(run_cfg()), 0) == ("one_step", 1, 0.0)
+    assert target_kind(QmixSettings.from_config(cfg).returns, 0) == ("td_lambda", 1, 0.8)
+    assert target_kind(QmixSettings.from_config(run_cfg()).returns, 0) == ("one_step", 1, 0.0)
 
 
 # ---- end to end on SMAX 3m (short runs; the jit compilation is cached on disk after the first) ----------

@@ -12,10 +12,12 @@ A run's cross-field checks (one algorithm's fields against another's) run inside
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
 import math
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,6 +36,33 @@ class ConfigError(ValueError):
         self.lines = lines
         self.source = source
         super().__init__("\n".join(f"{source}: {line}" for line in lines))
+
+
+class Section(Mapping):
+    """Base of a frozen dataclass holding one validated config section, one field per option (settings objects:
+    algos/qmix/settings.py, algos/offpolicy_settings.py). Also a read-only mapping of the same names, so
+    `options["lr"]` and `{**options}` read as the section did."""
+
+    @classmethod
+    def of(cls, section: Mapping):
+        """`section` as this class: an instance as it is, else a validated section (every option present)."""
+        if isinstance(section, cls):
+            return section
+        return cls(**{f.name: section[f.name] for f in dataclasses.fields(cls)})
+
+    def replace(self, **changes: Any):
+        return dataclasses.replace(self, **changes)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
 
 
 def schema() -> dict:
