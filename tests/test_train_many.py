@@ -86,8 +86,8 @@ class _Built(Exception):
     """Raised by the spy once every seed's learner is built: what follows is training, which checks nothing."""
 
 
-@pytest.mark.parametrize("seeds", [[3], [3, 4]])
-def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monkeypatch, seeds):
+@pytest.mark.parametrize("seeds, overrides", [([3], []), ([3, 4], []), ([3], ["--set", "threads=1"])])
+def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monkeypatch, seeds, overrides):
     """`effmarl train` validates each config (config.validate runs the cross-field checks); train, train_many and
     SeedRun trust it. A spy counts check_config at every address it is reachable from."""
     import importlib
@@ -98,7 +98,7 @@ def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monke
 
     qmix, qmix_run, settings = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run", ".settings"))
 
-    argv = ["--debug", "train"]
+    argv = ["--debug", "train", *overrides]  # the workflow's jobs pass --set threads=1
     for seed in seeds:
         path = tmp_path / f"seed{seed}.yaml"
         path.write_text(yaml.safe_dump(tiny_cfg(seed)))

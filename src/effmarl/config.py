@@ -166,11 +166,12 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"field '{_field(error.absolute_path)}': {error.message}"
 
 
-def validate(instance: dict, *, part: str = "workflow", source: str = "config") -> dict:
+def validate(instance: dict, *, part: str = "workflow", source: str = "config", checks: bool = True) -> dict:
     """Validate `instance` (filling defaults in place) against the whole schema or one of its $defs.
 
     part: "workflow" for a profile (configs/<profile>.yaml, its studies resolved: effmarl.studies.load_profile),
-    or a $defs name such as "run".
+    or a $defs name such as "run". checks: run a run's cross-field checks too (once per run: false only for a
+    config that is validated again, e.g. before `effmarl train --set` overrides).
     """
     full = schema()
     target = full if part == "workflow" else {"$ref": f"#/$defs/{part}", "$defs": full["$defs"]}
@@ -181,7 +182,7 @@ def validate(instance: dict, *, part: str = "workflow", source: str = "config") 
     lines = list(dict.fromkeys(_describe(e) for e in errors))
     if lines:
         raise ConfigError(lines, source)
-    if part == "run":
+    if part == "run" and checks:
         cross_checks(instance, source)
     return instance
 
@@ -286,9 +287,9 @@ def load_yaml(path: str | Path) -> Any:
     return parse_yaml(text, str(path))
 
 
-def load_run_config(path: str | Path) -> dict:
-    """Read and validate one run's configuration file."""
-    return validate(load_yaml(path), part="run", source=str(path))
+def load_run_config(path: str | Path, checks: bool = True) -> dict:
+    """Read and validate one run's configuration file (`checks`: see validate)."""
+    return validate(load_yaml(path), part="run", source=str(path), checks=checks)
 
 
 def config_hash(cfg: dict) -> str:
