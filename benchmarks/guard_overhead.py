@@ -13,6 +13,7 @@ import torch
 from effmarl import harness
 from effmarl.algos.maddpg import MADDPG
 from effmarl.algos.offpolicy import TrainState, update_round
+from effmarl.algos.offpolicy_settings import OffPolicySettings
 from effmarl.config import validate
 from effmarl.envs import make_env
 from effmarl.profiling.phases import PhaseTimer
@@ -26,7 +27,7 @@ def main(n: int, rounds: int = 6) -> None:
                     "replay": {"buffer_size": 4096, "storage": "contiguous"}}, part="run")
     env = make_env(cfg["env"])
     spec = env.spec
-    state = TrainState(learner=MADDPG(cfg, spec, torch.device("cpu")),
+    state = TrainState(learner=MADDPG(OffPolicySettings.from_config(cfg), spec, torch.device("cpu")),
                        storage=make_storage(cfg["replay"], spec.obs_dims, spec.n_actions, device="cpu"),
                        rng=np.random.default_rng(0))
     rng = np.random.default_rng(1)

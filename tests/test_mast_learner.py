@@ -11,7 +11,7 @@ import pytest
 import torch
 from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, SeedStack, accounting, check_config, target_kind, tiny_hyper
+from effmarl.algos.qmix import Learner, QmixSettings, SeedStack, accounting, check_config, target_kind, tiny_hyper
 from effmarl.components import mast_components
 from effmarl.config import ConfigError, validate
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, linear_factory
@@ -131,8 +131,8 @@ def test_soft_mellowmax_target_ignores_unavailable_actions(algo, monkeypatch):
 def test_hybrid_td_lambda_switches_exactly_at_t0():
     cfg = run_cfg(budget=2000)  # T0 = 0.375 · 2000 = 750 env steps
     learner = make_learner(mellowmax={"alpha": 1.0, "omega": 10.0})
-    run = SimpleNamespace(cfg=cfg, q=cfg["qmix"], on=mast_components(cfg), counters={"env_steps": 0},
-                          schedule={"burn_in_env_steps": 750, "multi_step_delay_env_steps": 200})
+    run = SimpleNamespace(settings=QmixSettings.from_config(cfg), counters={"env_steps": 0})
+    assert run.settings.returns.burn_in_env_steps == 750
     batch = random_batch()
     inputs = inputs_of(batch)
     v = learner.target["mixer"](soft_mellowmax(learner.unroll(learner.target["agent"], inputs), batch["avail"]),
@@ -143,16 +143,16 @@ def test_hybrid_td_lambda_switches_exactly_at_t0():
                             (1999, lambda_returns(batch["reward"], batch["terminated"], batch["filled"], v, 0.99,
                                                   0.6))):
         run.counters["env_steps"] = steps
-        kind = target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps'])
+        kind = target_kind(run.settings.returns, run.counters['env_steps'])
         y = learner.td_targets(batch, inputs, learner.unroll(learner.agent, inputs).detach(), kind)
         torch.testing.assert_close(y, expected)
     # RLx2: one-step before its delay, n-step after
     cfg = run_cfg(method="rlx2", budget=2000)
-    run.cfg, run.on = cfg, mast_components(cfg)
+    run.settings = QmixSettings.from_config(cfg)  # RLx2's delay: 0.1 · 2000 = 200 env steps
     run.counters["env_steps"] = 199
-    assert target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps']) == ("one_step", 1, 0.0)
+    assert target_kind(run.settings.returns, run.counters['env_steps']) == ("one_step", 1, 0.0)
     run.counters["env_steps"] = 200
-    assert target_kind(run.cfg, run.schedule, run.on, run.counters['env_steps']) == ("n_step", 3, 0.0)
+    assert target_kind(run.settings.returns, run.counters['env_steps']) == ("n_step", 3, 0.0)
 
 
 def test_components_follow_the_method_and_switch_alone():

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 
 from effmarl.algos import actors, batched, maddpg, masac
 from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
+from effmarl.algos.offpolicy_settings import OffPolicySettings
 from effmarl.config import validate
 from effmarl.envs import make_env
 from effmarl.profiling.phases import PhaseTimer
@@ -84,11 +85,11 @@ def per_agent_grads(stacked: list[torch.Tensor], agent: int, rows: list[int], mo
 
 
 def make_pair(algo, cfg, spec):
-    seq_cls, bat_cls = PAIRS[algo]
+    seq_cls, bat_cls, settings = *PAIRS[algo], OffPolicySettings.from_config(cfg)
     torch.manual_seed(1)
-    seq = seq_cls(cfg, spec, torch.device("cpu"))
+    seq = seq_cls(settings, spec, torch.device("cpu"))
     torch.manual_seed(1)
-    return seq, bat_cls(cfg, spec, torch.device("cpu"))
+    return seq, bat_cls(settings, spec, torch.device("cpu"))
 
 
 @pytest.mark.parametrize("algo", ["maddpg", "masac"])

@@ -30,8 +30,8 @@ def config(backend="mpe_vec", copies=1, episodes=4, learner="batched", storage="
 def original_episode(loop: offpolicy.Loop, state: offpolicy.TrainState) -> np.ndarray:
     """openai/maddpg train.py's loop as the code stood before environment copies: one environment, one
     transition added per step, a round when the step count is a multiple of update_every."""
-    off, n = loop.cfg["offpolicy"], loop.spec.n_agents
-    step = loop.env.reset(seed=harness.episode_seed(loop.cfg["seed"], state.episode))
+    off, n = loop.settings.offpolicy, loop.spec.n_agents
+    step = loop.env.reset(seed=harness.episode_seed(loop.settings.seed, state.episode))
     obs, returns, done = [o[0] for o in step.obs], np.zeros(n), False
     while not done:
         actions, onehots = state.learner.act([o[None] for o in obs])

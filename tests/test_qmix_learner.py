@@ -87,7 +87,7 @@ def test_unavailable_actions_never_maximised_over(algo, monkeypatch):
 
 @pytest.mark.parametrize("algo", ALGOS)
 def test_padding_never_contributes_to_the_loss(algo):
-    learner = make_learner(algo, return_kind="td_lambda")
+    learner = make_learner(algo)
     batch = random_batch()
     garbage = copy.deepcopy(batch)
     g = torch.Generator().manual_seed(9)
@@ -102,7 +102,7 @@ def test_padding_never_contributes_to_the_loss(algo):
     grads = []
     for b in (batch, garbage):
         learner.zero_grad()
-        loss, _ = learner.loss(b)
+        loss, _ = learner.loss(b, ("td_lambda", 1, 0.6))
         loss.backward()
         grads.append((loss.detach(), [p.grad.clone() for p in learner.online_parameters()]))
     torch.testing.assert_close(grads[0][0], grads[1][0])
@@ -124,11 +124,30 @@ def test_config_errors_name_the_field():
         check_config(cfg)
     with pytest.raises(ConfigError, match="qmix.batch_size"):
         check_config(run_cfg(batch_size=64, buffer_size=32))
-    with pytest.raises(ConfigError, match="qmix.return_kind"):
-        run_cfg(return_kind="sarsa")
+    with pytest.raises(ConfigError, match="qmix.double_q"):
+        run_cfg(double_q="yes")
     with pytest.raises(ConfigError, match="env.map"):
         validate({"study": "t", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "2c_vs_64zg"},
                   "budget": {"env_steps": 5}}, part="run")
+
+
+def test_a_return_option_set_at_its_old_qmix_address_is_refused_naming_where_it_lives_now():
+    for key, now in (("td_lambda", "mast.td_lambda"), ("n_step", "rlx2.multi_step"), ("return_kind", "mast.td_lambda")):
+        with pytest.raises(ConfigError) as err:
+            run_cfg(**{key: 0.6 if key == "td_lambda" else 3 if key == "n_step" else "td_lambda"})
+        assert len(err.value.lines) == 1 and f"field 'qmix.{key}'" in err.value.lines[0] and now in err.value.lines[0]
+    with pytest.raises(ConfigError, match="field 'qmix': unknown key"):  # an unknown key keeps the general message
+        run_cfg(n_stpe=3)
+
+
+def test_lambda_returns_come_from_mast_td_lambda_for_any_method():
+    from effmarl.algos.qmix import QmixSettings, target_kind
+    cfg = run_cfg()
+    cfg = validate({**{k: cfg[k] for k in ("study", "algo", "seed", "env", "budget")},
+                    "mast": {"td_lambda": {"enabled": True, "lambda": 0.8, "burn_in_fraction": 0}}}, part="run")
+    assert cfg["sparse"]["method"] == "dense"
+    assert target_kind(QmixSettings.from_config(cfg).returns, 0) == ("td_lambda", 1, 0.8)
+    assert target_kind(QmixSettings.from_config(run_cfg()).returns, 0) == ("one_step", 1, 0.0)
 
 
 # ---- end to end on SMAX 3m (short runs; the jit compilation is cached on disk after the first) ----------

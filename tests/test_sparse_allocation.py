@@ -9,7 +9,7 @@ import pytest
 import torch
 from test_qmix_learner import OBS, STATE, A, N, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, SeedStack, check_config
+from effmarl.algos.qmix import Learner, QmixSettings, SeedStack, check_config
 from effmarl.algos.qmix.accounting import write_accounting
 from effmarl.config import ConfigError, validate
 from effmarl.runs import RunDir
@@ -126,7 +126,8 @@ def test_a_missing_unit_type_is_refused_before_the_run_directory_exists(tmp_path
 def test_agent_masks_name_each_agents_unit_type(tmp_path):
     lr = learner([1.0, 1.0, 2.0])
     cfg = cfg_with()
-    write_accounting(RunDir(tmp_path, cfg), lr, cfg, 8, unit_types=("stalker", "stalker", "zealot"))
+    write_accounting(RunDir(tmp_path, cfg), lr, QmixSettings.from_config(cfg), 8,
+                     unit_types=("stalker", "stalker", "zealot"))
     table = pd.read_parquet(tmp_path / "agent_masks.parquet")
     assert list(table.columns) == ["layer", "agent", "unit_type", "active", "numel"]
     assert table.groupby("agent")["unit_type"].first().tolist() == ["stalker", "stalker", "zealot"]

@@ -14,7 +14,7 @@ from test_train_many import tiny_cfg
 from effmarl import harness, io
 from effmarl.algos.qmix import check_config
 from effmarl.algos.qmix.run import SeedRun, build_learner
-from effmarl.algos.qmix.settings import effective_schedule
+from effmarl.algos.qmix.settings import QmixSettings
 from effmarl.algos.qmix.tickets import load_ticket
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
@@ -34,7 +34,8 @@ def spec():
 
 def fresh_learner(cfg, spec):
     harness.seed_everything(cfg["seed"])
-    return build_learner(cfg, spec, effective_schedule(cfg), torch.device("cpu"))
+    settings = QmixSettings.from_config(cfg)
+    return build_learner(settings, spec, dict(settings.schedule), torch.device("cpu"))
 
 
 @pytest.fixture(scope="module")

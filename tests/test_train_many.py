@@ -80,3 +80,43 @@ def test_bad_input_is_refused_before_any_compute(tmp_path):
     with pytest.raises(ConfigError, match="seeds must differ"):
         train_many([tiny_cfg(3), tiny_cfg(3, "dense"), tiny_cfg(3)], [str(tmp_path / n) for n in "abc"])
     assert not any(tmp_path.iterdir())
+
+
+class _Built(Exception):
+    """Raised by the spy once every seed's learner is built: what follows is training, which checks nothing."""
+
+
+@pytest.mark.parametrize("seeds, overrides", [([3], []), ([3, 4], []), ([3], ["--set", "threads=1"])])
+def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monkeypatch, seeds, overrides):
+    """`effmarl train` validates each config (config.validate runs the cross-field checks); train, train_many and
+    SeedRun trust it. A spy counts check_config at every address it is reachable from."""
+    import importlib
+
+    import yaml
+
+    from effmarl.cli import main
+
+    qmix, qmix_run, settings = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run", ".settings"))
+
+    argv = ["--debug", "train", *overrides]  # the workflow's jobs pass --set threads=1
+    for seed in seeds:
+        path = tmp_path / f"seed{seed}.yaml"
+        path.write_text(yaml.safe_dump(tiny_cfg(seed)))
+        argv += ["--config", str(path), "--out", str(tmp_path / f"out{seed}")]
+    calls = []
+    original = settings.check_config
+
+    def spy(cfg):
+        calls.append(cfg["seed"])
+        return original(cfg)
+
+    for module in (qmix, qmix_run, settings):
+        monkeypatch.setattr(module, "check_config", spy, raising=False)
+
+    def built(self, stack, i):
+        raise _Built
+
+    monkeypatch.setattr(qmix_run.SeedRun, "join", built)
+    with pytest.raises(_Built):
+        main(argv)
+    assert sorted(calls) == seeds

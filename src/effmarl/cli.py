@@ -24,7 +24,8 @@ def _cmd_train(args) -> int:
             raise ConfigError(["--out is an existing file, not a directory"], str(out))
     cfgs = []
     for path in args.config:
-        cfg = load_run_config(path)  # validated before anything heavy is imported or run
+        # validated before anything heavy is imported or run; with --set, the cross-field checks run once, after it
+        cfg = load_run_config(path, checks=not args.set)
         for override in args.set or []:
             _apply_override(cfg, override)
         if args.set:

@@ -12,10 +12,12 @@ A run's cross-field checks (one algorithm's fields against another's) run inside
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import importlib
 import json
 import math
+from collections.abc import Iterator, Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -34,6 +36,33 @@ class ConfigError(ValueError):
         self.lines = lines
         self.source = source
         super().__init__("\n".join(f"{source}: {line}" for line in lines))
+
+
+class Section(Mapping):
+    """Base of a frozen dataclass holding one validated config section, one field per option (settings objects:
+    algos/qmix/settings.py, algos/offpolicy_settings.py). Also a read-only mapping of the same names, so
+    `options["lr"]` and `{**options}` read as the section did."""
+
+    @classmethod
+    def of(cls, section: Mapping):
+        """`section` as this class: an instance as it is, else a validated section (every option present)."""
+        if isinstance(section, cls):
+            return section
+        return cls(**{f.name: section[f.name] for f in dataclasses.fields(cls)})
+
+    def replace(self, **changes: Any):
+        return dataclasses.replace(self, **changes)
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.__dataclass_fields__:
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.__dataclass_fields__)
+
+    def __len__(self) -> int:
+        return len(self.__dataclass_fields__)
 
 
 def schema() -> dict:
@@ -89,6 +118,18 @@ def _field(path) -> str:
     return ".".join(str(p) for p in path) or "(top level)"
 
 
+# field -> the message for a config that still sets an option that now lives at another address
+MOVED = {
+    "qmix.return_kind": "field 'qmix.return_kind': removed; a run's return comes from its components: λ-returns at "
+                        "mast.td_lambda (enabled, lambda, burn_in_fraction), n-step returns at rlx2.multi_step "
+                        "(enabled, n, delay_fraction), otherwise one-step",
+    "qmix.td_lambda": "field 'qmix.td_lambda': removed; λ-returns are set at mast.td_lambda (enabled, lambda, "
+                      "burn_in_fraction; burn_in_fraction 0 = from the first update)",
+    "qmix.n_step": "field 'qmix.n_step': removed; n-step returns are set at rlx2.multi_step (enabled, n, "
+                   "delay_fraction; delay_fraction 0 = from the first update)",
+}
+
+
 def _describe(error: jsonschema.ValidationError) -> str:
     if error.validator in ("anyOf", "oneOf") and error.context:  # the alternative of the value's own type
         matched = [e for e in error.context if e.validator != "type"] or list(error.context)
@@ -98,6 +139,9 @@ def _describe(error: jsonschema.ValidationError) -> str:
         allowed = sorted(subschema.get("properties", {}))
         extra = sorted(set(error.instance) - set(allowed), key=repr)
         where = _field(error.absolute_path)
+        moved = [MOVED[f"{where}.{key}"] for key in extra if f"{where}.{key}" in MOVED]
+        if moved:
+            return "; ".join(moved)
         return f"field '{where}': unknown key(s) {', '.join(map(repr, extra))}; allowed keys: {', '.join(allowed)}"
     if kind == "required":
         missing = error.message.split("'")[1] if "'" in error.message else error.message
@@ -122,11 +166,12 @@ def _describe(error: jsonschema.ValidationError) -> str:
     return f"field '{_field(error.absolute_path)}': {error.message}"
 
 
-def validate(instance: dict, *, part: str = "workflow", source: str = "config") -> dict:
+def validate(instance: dict, *, part: str = "workflow", source: str = "config", checks: bool = True) -> dict:
     """Validate `instance` (filling defaults in place) against the whole schema or one of its $defs.
 
     part: "workflow" for a profile (configs/<profile>.yaml, its studies resolved: effmarl.studies.load_profile),
-    or a $defs name such as "run".
+    or a $defs name such as "run". checks: run a run's cross-field checks too (once per run: false only for a
+    config that is validated again, e.g. before `effmarl train --set` overrides).
     """
     full = schema()
     target = full if part == "workflow" else {"$ref": f"#/$defs/{part}", "$defs": full["$defs"]}
@@ -137,7 +182,7 @@ def validate(instance: dict, *, part: str = "workflow", source: str = "config") 
     lines = list(dict.fromkeys(_describe(e) for e in errors))
     if lines:
         raise ConfigError(lines, source)
-    if part == "run":
+    if part == "run" and checks:
         cross_checks(instance, source)
     return instance
 
@@ -242,9 +287,9 @@ def load_yaml(path: str | Path) -> Any:
     return parse_yaml(text, str(path))
 
 
-def load_run_config(path: str | Path) -> dict:
-    """Read and validate one run's configuration file."""
-    return validate(load_yaml(path), part="run", source=str(path))
+def load_run_config(path: str | Path, checks: bool = True) -> dict:
+    """Read and validate one run's configuration file (`checks`: see validate)."""
+    return validate(load_yaml(path), part="run", source=str(path), checks=checks)
 
 
 def config_hash(cfg: dict) -> str:

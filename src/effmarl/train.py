@@ -24,7 +24,7 @@ import torch
 
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
-from effmarl.config import ConfigError, cross_checks
+from effmarl.config import ConfigError
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir
 from effmarl.studies import sampler_pairs, seed_groups
@@ -34,10 +34,10 @@ from effmarl.variants import QMIX_VARIANTS
 def train(cfg: dict, out_dir: str) -> RunDir:
     """Run the validated run config `cfg`; outputs land in out_dir, provenance.json last.
 
-    Everything that can reject the run (cross-field checks, the device) is checked before the output
-    directory is created.
+    The cross-field checks ran once, in config.validate (which `effmarl train`, the workflow and every config builder
+    go through); training trusts the config. What validation cannot see (the device, files a ticket reads, the map's
+    unit types) is checked here before the output directory is created.
     """
-    cross_checks(cfg, f"run {cfg['study']}")
     harness.resolve_device(cfg["device"])
     module = importlib.import_module(ALGORITHMS[cfg["algo"]])
     if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
@@ -57,8 +57,6 @@ def train_lockstep(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     if not hasattr(module, "run_lockstep"):
         raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train seeds in lockstep (only "
                            f"{', '.join(QMIX_VARIANTS)}); train each run on its own"], "effmarl train")
-    for cfg in cfgs:
-        cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
     module.check_lockstep(cfgs)
     for cfg in cfgs:
         module.preflight(cfg)
@@ -72,8 +70,6 @@ def train_interleaved(cfgs: list[dict], out_dirs: list[str]) -> list[RunDir]:
     if not hasattr(module, "run_interleaved"):
         raise ConfigError([f"field 'algo': {cfgs[0]['algo']!r} cannot train interleaved pairs (only maddpg and "
                            "masac)"], "effmarl train --interleave")
-    for cfg in cfgs:
-        cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
     return _train_together(cfgs, out_dirs, module.run_interleaved)
 
 
@@ -107,11 +103,11 @@ def train_many(cfgs: list[dict], out_dirs: list[str], interleave: bool = False) 
     `interleave` the interleaved pairs (equal but for the sampler, studies.sampler_pairs) one after another; a pair of
     which one run finished before trains the other alone.
 
-    Every run is checked before any compute (cross-field checks, the device, one output directory each, lockstep
-    support of groups of several seeds). A group that fails (diverged, refused checkpoint, an error) leaves the
-    other groups' runs untouched and the next groups still train; the first failure is raised at the end. A stop
-    signal stops at once (the unfinished seeds of the running group checkpoint). A run already finished with the
-    same configuration is skipped. Returns each run's RunDir, or its path when it was skipped."""
+    Every run is checked before any compute (the device, one output directory each, lockstep support of groups of
+    several seeds; the cross-field checks ran in config.validate). A group that fails (diverged, refused checkpoint,
+    an error) leaves the other groups' runs untouched and the next groups still train; the first failure is raised at
+    the end. A stop signal stops at once (the unfinished seeds of the running group checkpoint). A run already
+    finished with the same configuration is skipped. Returns each run's RunDir, or its path when it was skipped."""
     dupes = sorted({str(Path(d)) for d in out_dirs if sum(Path(e) == Path(d) for e in out_dirs) > 1})
     if dupes:
         raise ConfigError([f"--out {d} given for more than one run; one output directory per run" for d in dupes],
@@ -120,7 +116,6 @@ def train_many(cfgs: list[dict], out_dirs: list[str], interleave: bool = False) 
     for group in groups:
         members = [cfgs[i] for i in group]
         for cfg in members:
-            cross_checks(cfg, f"run {cfg['study']} seed {cfg['seed']}")
             harness.resolve_device(cfg["device"])
         module = importlib.import_module(ALGORITHMS[members[0]["algo"]])
         if len(group) > 1 and not interleave:

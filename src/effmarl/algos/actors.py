@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from effmarl.algos.offpolicy_settings import OffPolicyOptions
 from effmarl.envs import EnvSpec
 from effmarl.nets.mlp import MLP, clip_grads_per_tensor, gumbel_softmax
 from effmarl.replay import Batch
@@ -35,11 +36,11 @@ def _nested_load(obj, state) -> None:
 class ActorsMixin:
     """Decentralised discrete actors shared by MADDPG and MASAC: construction and action selection."""
 
-    def _build_actors(self, off: dict, spec: EnvSpec, device: torch.device) -> None:
+    def _build_actors(self, off: OffPolicyOptions, spec: EnvSpec, device: torch.device) -> None:
         self.device = device
-        self.actors = [MLP(d, a, off["hidden"]).to(device) for d, a in zip(spec.obs_dims, spec.n_actions,
+        self.actors = [MLP(d, a, off.hidden).to(device) for d, a in zip(spec.obs_dims, spec.n_actions,
                                                                             strict=True)]
-        self.actor_opts = [torch.optim.Adam(p.parameters(), lr=off["lr"], foreach=True) for p in self.actors]
+        self.actor_opts = [torch.optim.Adam(p.parameters(), lr=off.lr, foreach=True) for p in self.actors]
         self.critic_in = sum(spec.obs_dims) + sum(spec.n_actions)
 
     @torch.no_grad()

@@ -30,6 +30,7 @@ import torch
 from effmarl.algos.actors import ActorsMixin
 from effmarl.algos.maddpg import MADDPG
 from effmarl.algos.masac import MASAC, entropy
+from effmarl.algos.offpolicy_settings import OffPolicyOptions, OffPolicySettings
 from effmarl.algos.stacked import (
     StackedMLP,
     agent_rows,
@@ -49,18 +50,18 @@ from effmarl.replay import StackedBatch
 class BatchedActors(ActorsMixin):
     batched = True
 
-    def _stack_actors(self, seq, spec: EnvSpec, off: dict, device: torch.device) -> None:
+    def _stack_actors(self, seq, spec: EnvSpec, off: OffPolicyOptions, device: torch.device) -> None:
         if len(set(spec.n_actions)) != 1:
             raise ConfigError([f"field 'offpolicy.learner': batched needs one action count for all agents, "
                                f"got {sorted(set(spec.n_actions))}"], "run")
-        self.device, self.grad_clip, self.n = device, off["grad_clip"], spec.n_agents
-        self.gamma, self.tau, self.actor_reg = off["gamma"], off["tau"], off["actor_reg"]
+        self.device, self.grad_clip, self.n = device, off.grad_clip, spec.n_agents
+        self.gamma, self.tau, self.actor_reg = off.gamma, off.tau, off.actor_reg
         self.obs_dims, self.n_act, self.width = list(spec.obs_dims), spec.n_actions[0], max(spec.obs_dims)
         self.actor_rows = [agent_rows(d) for d in self.obs_dims]
         self.critic_rows = joint_rows(self.obs_dims, self.n_act)
         self.critic_width = self.n * (self.width + self.n_act)
         self.actor = StackedMLP.from_modules(seq.actors, self.actor_rows, self.width).to(device)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=off["lr"], foreach=True)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=off.lr, foreach=True)
         self.mask = torch.ones(self.n, device=device)
 
     def _critic(self, modules) -> StackedMLP:
@@ -136,12 +137,12 @@ class BatchedActors(ActorsMixin):
 
 
 class BatchedMADDPG(BatchedActors):
-    def __init__(self, cfg: dict, spec: EnvSpec, device: torch.device):
-        off = cfg["offpolicy"]
-        seq = MADDPG(cfg, spec, device)
+    def __init__(self, settings: OffPolicySettings, spec: EnvSpec, device: torch.device):
+        off = settings.offpolicy
+        seq = MADDPG(settings, spec, device)
         self._stack_actors(seq, spec, off, device)
         self.critic = self._critic(seq.critics)
-        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=off["lr"], foreach=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=off.lr, foreach=True)
         self.target_actor = StackedMLP.from_modules(seq.target_actors, self.actor_rows, self.width).to(device)
         self.target_critic = self._critic(seq.target_critics)
 
@@ -183,18 +184,18 @@ class BatchedMADDPG(BatchedActors):
 
 
 class BatchedMASAC(BatchedActors):
-    def __init__(self, cfg: dict, spec: EnvSpec, device: torch.device):
-        off, sac = cfg["offpolicy"], cfg["masac"]
-        seq = MASAC(cfg, spec, device)
+    def __init__(self, settings: OffPolicySettings, spec: EnvSpec, device: torch.device):
+        off, sac = settings.offpolicy, settings.masac
+        seq = MASAC(settings, spec, device)
         self._stack_actors(seq, spec, off, device)
-        self.autotune = sac["autotune"]
+        self.autotune = sac.autotune
         self.critics = [self._critic([pair[k] for pair in seq.critics]) for k in range(2)]
-        self.critic_opt = torch.optim.Adam([p for q in self.critics for p in q.parameters()], lr=off["lr"],
+        self.critic_opt = torch.optim.Adam([p for q in self.critics for p in q.parameters()], lr=off.lr,
                                            foreach=True)
         self.target_critics = [self._critic([pair[k] for pair in seq.target_critics]) for k in range(2)]
-        self.log_alpha = torch.full((self.n,), math.log(sac["alpha"]), device=device, requires_grad=True)
-        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=sac["alpha_lr"], foreach=True)
-        self.target_entropy = torch.tensor([sac["target_entropy_ratio"] * math.log(a) for a in spec.n_actions],
+        self.log_alpha = torch.full((self.n,), math.log(sac.alpha), device=device, requires_grad=True)
+        self.alpha_opt = torch.optim.Adam([self.log_alpha], lr=sac.alpha_lr, foreach=True)
+        self.target_entropy = torch.tensor([sac.target_entropy_ratio * math.log(a) for a in spec.n_actions],
                                            device=device)
 
     def _critic_params(self) -> list[torch.Tensor]:

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from effmarl.algos.actors import ActorsMixin
+from effmarl.algos.offpolicy_settings import OffPolicySettings
 from effmarl.envs import EnvSpec
 from effmarl.nets.mlp import MLP, gumbel_softmax, soft_update
 from effmarl.profiling.phases import PhaseTimer
@@ -33,13 +34,13 @@ from effmarl.replay import Batch
 
 
 class MADDPG(ActorsMixin):
-    def __init__(self, cfg: dict, spec: EnvSpec, device: torch.device):
-        off = cfg["offpolicy"]
-        self.gamma, self.tau, self.grad_clip, self.actor_reg = off["gamma"], off["tau"], off["grad_clip"], \
-            off["actor_reg"]
+    def __init__(self, settings: OffPolicySettings, spec: EnvSpec, device: torch.device):
+        off = settings.offpolicy
+        self.gamma, self.tau, self.grad_clip, self.actor_reg = off.gamma, off.tau, off.grad_clip, \
+            off.actor_reg
         self._build_actors(off, spec, device)
-        self.critics = [MLP(self.critic_in, 1, off["hidden"]).to(device) for _ in spec.agents]
-        self.critic_opts = [torch.optim.Adam(q.parameters(), lr=off["lr"], foreach=True) for q in self.critics]
+        self.critics = [MLP(self.critic_in, 1, off.hidden).to(device) for _ in spec.agents]
+        self.critic_opts = [torch.optim.Adam(q.parameters(), lr=off.lr, foreach=True) for q in self.critics]
         self.target_actors = [copy.deepcopy(p) for p in self.actors]
         self.target_critics = [copy.deepcopy(q) for q in self.critics]
 

@@ -23,6 +23,7 @@ import torch
 import torch.nn.functional as F
 
 from effmarl.algos.actors import ActorsMixin
+from effmarl.algos.offpolicy_settings import OffPolicySettings
 from effmarl.envs import EnvSpec
 from effmarl.nets.mlp import MLP, gumbel_softmax, soft_update
 from effmarl.profiling.phases import PhaseTimer
@@ -35,20 +36,20 @@ def entropy(logits: torch.Tensor) -> torch.Tensor:
 
 
 class MASAC(ActorsMixin):
-    def __init__(self, cfg: dict, spec: EnvSpec, device: torch.device):
-        off, sac = cfg["offpolicy"], cfg["masac"]
-        self.gamma, self.tau, self.grad_clip, self.actor_reg = off["gamma"], off["tau"], off["grad_clip"], \
-            off["actor_reg"]
-        self.autotune = sac["autotune"]
+    def __init__(self, settings: OffPolicySettings, spec: EnvSpec, device: torch.device):
+        off, sac = settings.offpolicy, settings.masac
+        self.gamma, self.tau, self.grad_clip, self.actor_reg = off.gamma, off.tau, off.grad_clip, \
+            off.actor_reg
+        self.autotune = sac.autotune
         self._build_actors(off, spec, device)
-        self.critics = [[MLP(self.critic_in, 1, off["hidden"]).to(device) for _ in range(2)] for _ in spec.agents]
-        self.critic_opts = [torch.optim.Adam([p for q in pair for p in q.parameters()], lr=off["lr"], foreach=True)
+        self.critics = [[MLP(self.critic_in, 1, off.hidden).to(device) for _ in range(2)] for _ in spec.agents]
+        self.critic_opts = [torch.optim.Adam([p for q in pair for p in q.parameters()], lr=off.lr, foreach=True)
                             for pair in self.critics]
         self.target_critics = [[copy.deepcopy(q) for q in pair] for pair in self.critics]
-        self.log_alpha = [torch.tensor(math.log(sac["alpha"]), device=device, requires_grad=True)
+        self.log_alpha = [torch.tensor(math.log(sac.alpha), device=device, requires_grad=True)
                           for _ in spec.agents]
-        self.alpha_opts = [torch.optim.Adam([a], lr=sac["alpha_lr"], foreach=True) for a in self.log_alpha]
-        self.target_entropy = [sac["target_entropy_ratio"] * math.log(n) for n in spec.n_actions]
+        self.alpha_opts = [torch.optim.Adam([a], lr=sac.alpha_lr, foreach=True) for a in self.log_alpha]
+        self.target_entropy = [sac.target_entropy_ratio * math.log(n) for n in spec.n_actions]
 
     def update(self, agent: int, batch: Batch, timer: PhaseTimer) -> None:
         i = agent

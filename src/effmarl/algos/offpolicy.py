@@ -42,6 +42,7 @@ from effmarl import harness
 from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
 from effmarl.algos.maddpg import MADDPG
 from effmarl.algos.masac import MASAC
+from effmarl.algos.offpolicy_settings import OffPolicySettings
 from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
@@ -142,7 +143,7 @@ def update_round(state: TrainState, sampler, batch_size: int, batch_mode: str, t
 class Loop:
     """What one run's episodes need besides the `TrainState`: environment, sampler, who trains, the timer."""
 
-    cfg: dict
+    settings: OffPolicySettings
     env: object
     spec: EnvSpec
     sampler: object
@@ -151,32 +152,34 @@ class Loop:
     device: torch.device
 
 
-def build(cfg: dict, make_learner, device: torch.device | None = None) -> tuple[Loop, TrainState]:
-    """The environment, learner, storage and sampler of run config `cfg` (checked first)."""
-    check_config(cfg)
-    off, replay = cfg["offpolicy"], cfg["replay"]
-    device = device or harness.resolve_device(cfg["device"])
-    env = make_env(cfg["env"])
+def build(settings: OffPolicySettings | dict, make_learner,
+          device: torch.device | None = None) -> tuple[Loop, TrainState]:
+    """The environment, learner, storage and sampler of a run's settings (or of its validated run config, resolved
+    into them); `make_learner(settings, spec, device)` builds the learner."""
+    settings = OffPolicySettings.from_config(settings)
+    off, replay = settings.offpolicy, settings.replay
+    device = device or harness.resolve_device(settings.device)
+    env = make_env(settings.env)
     spec: EnvSpec = env.spec
-    trained = [i for i, team in enumerate(spec.teams) if team in off["train_teams"]]
-    learner = make_learner(cfg, spec, device)
+    trained = [i for i, team in enumerate(spec.teams) if team in off.train_teams]
+    learner = make_learner(settings, spec, device)
     if hasattr(learner, "set_trained"):
         learner.set_trained(trained)
     state = TrainState(
         learner=learner,
         storage=make_storage(replay, spec.obs_dims, spec.n_actions, device=str(device)),
-        rng=harness.stream_rng(cfg["seed"], 1),
+        rng=harness.stream_rng(settings.seed, 1),
     )
     timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
-    return Loop(cfg, env, spec, make_sampler(replay), trained, timer, device), state
+    return Loop(settings, env, spec, make_sampler(replay), trained, timer, device), state
 
 
 def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
     """One episode of every environment copy, in lockstep, of the phase-timed loop (updates included);
     returns the returns `[E, n_agents]`."""
-    off, replay, timer = loop.cfg["offpolicy"], loop.cfg["replay"], loop.timer
-    copies, every = loop.env.num_envs, off["update_every"]
-    step = loop.env.reset(seed=harness.episode_seed(loop.cfg["seed"], state.episode))
+    off, replay, timer = loop.settings.offpolicy, loop.settings.replay, loop.timer
+    copies, every = loop.env.num_envs, off.update_every
+    step = loop.env.reset(seed=harness.episode_seed(loop.settings.seed, state.episode))
     obs = step.obs
     returns = np.zeros((copies, loop.spec.n_agents))
     done = False
@@ -195,11 +198,11 @@ def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
         obs, done = step.obs, bool(step.done.all())
         returns += step.rewards
         before, state.env_steps = state.env_steps, state.env_steps + copies
-        if len(state.storage) < off["warmup"]:
+        if len(state.storage) < off.warmup:
             continue
         for _ in range(state.env_steps // every - before // every):
             with timer.phase("update_all_trainers"):
-                update_round(state, loop.sampler, off["batch_size"], replay["batch_mode"], loop.trained, timer)
+                update_round(state, loop.sampler, off.batch_size, replay.batch_mode, loop.trained, timer)
             # outside the timed phases: NaN/Inf parameters stop the run before they reach a checkpoint
             harness.guard_finite("update_all_trainers", state.env_steps,
                                  getattr(state.learner, "modules", state.learner.state_dict)())
@@ -208,21 +211,22 @@ def play_episode(loop: Loop, state: TrainState) -> np.ndarray:
 
 class Trainer:
     """One run under the run harness, advanced one episode round (E copies) at a time: `train_loop` drives one to
-    its budget, `run_interleaved` drives two alternately in one process. Built from `cfg` with the learner of
-    `make_learner(cfg, spec, device)`; a checkpoint in the run directory is restored (`resumed_from`)."""
+    its budget, `run_interleaved` drives two alternately in one process. Built from the validated run config `cfg`
+    (the run's record: the harness hashes it into the checkpoints; everything else reads `settings`, resolved once
+    here) with the learner of `make_learner(settings, spec, device)`; a checkpoint in the run directory is restored
+    (`resumed_from`)."""
 
     def __init__(self, cfg: dict, rundir: RunDir, make_learner, process: harness.Process):
-        check_config(cfg)
-        self.cfg, self.rundir = cfg, rundir
-        self.run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=cfg["budget"]["episodes"],
+        self.cfg, self.rundir, self.settings = cfg, rundir, OffPolicySettings.from_config(cfg)
+        self.run = harness.Run(cfg, rundir, budget_field="budget.episodes", budget=self.settings.budget_episodes,
                                unit="episodes", process=process)
-        self.loop, self.state = build(cfg, make_learner, self.run.device)
+        self.loop, self.state = build(self.settings, make_learner, self.run.device)
         self.resumed_from = self.run.restore(self.state)
         self.run.show_progress("episode")
 
     @property
     def done(self) -> bool:
-        return self.state.episode >= self.cfg["budget"]["episodes"]
+        return self.state.episode >= self.settings.budget_episodes
 
     def step(self) -> None:
         """One episode round: its metrics and phase rows, then the safe point's save, when periodic or when a stop
@@ -236,7 +240,7 @@ class Trainer:
                           for name, team, ret in zip(spec.agents, spec.teams, per_copy, strict=True)]
         state.episode += len(returns)
         self.run.advance(state.episode)
-        every = self.cfg["offpolicy"]["checkpoint_every"]
+        every = self.settings.offpolicy.checkpoint_every
         periodic = bool(every) and state.episode // every > episode // every
         state.phases += timer.snapshot(episode=episode)
         if periodic:  # the row is saved with the state (seconds unknown yet), so a resumed run keeps it too
@@ -258,7 +262,7 @@ class Trainer:
 
     def finish(self) -> TrainState:
         """Close the environment; write metrics, phases and counters."""
-        state, off = self.state, self.cfg["offpolicy"]
+        state, off = self.state, self.settings.offpolicy
         self.run.close_progress()
         self.loop.env.close()
         self.rundir.write_table("metrics", state.metrics)
@@ -266,16 +270,15 @@ class Trainer:
         self.rundir.write_json("counters", {"episodes": state.episode, "env_steps": state.env_steps,
                                             "update_rounds": state.update_rounds,
                                             "resumed_from_episode": self.resumed_from,
-                                            "device": str(self.loop.device), "env_backend": self.cfg["env"]["backend"],
-                                            "learner": off["learner"]})
+                                            "device": str(self.loop.device),
+                                            "env_backend": self.settings.env["backend"], "learner": off.learner})
         return state
 
 
 def train_loop(cfg: dict, rundir: RunDir, make_learner) -> TrainState:
-    """Run `cfg` with the learner built by `make_learner(cfg, spec, device)` under the run harness (checkpoint
+    """Run `cfg` with the learner built by `make_learner(settings, spec, device)` under the run harness (checkpoint
     with checksum, resume, signals, divergence guard); writes metrics and phases."""
-    check_config(cfg)
-    with harness.Process(cfg["device"]) as process:
+    with harness.Process(OffPolicySettings.from_config(cfg).device) as process:
         trainer = Trainer(cfg, rundir, make_learner, process)
         while not trainer.done:
             trainer.step()
@@ -291,13 +294,12 @@ def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
     environment, sampler stream and learner, so it writes exactly what it writes when trained alone (`train_loop`);
     only its times differ. A stop signal saves every run at its safe point (all are between episodes) and stops.
     Returns, per run, whether it finished (all do, or an exception is raised)."""
-    for cfg in cfgs:
-        check_config(cfg)
-    with harness.Process(cfgs[0]["device"]) as process:
+    settings = [OffPolicySettings.from_config(cfg) for cfg in cfgs]
+    with harness.Process(settings[0].device) as process:
         trainers, rngs = [], []
-        for cfg, rundir in zip(cfgs, rundirs, strict=True):
-            harness.seed_everything(cfg["seed"])  # what `effmarl train` does before a run alone
-            trainers.append(Trainer(cfg, rundir, LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]], process))
+        for cfg, s, rundir in zip(cfgs, settings, rundirs, strict=True):
+            harness.seed_everything(s.seed)  # what `effmarl train` does before a run alone
+            trainers.append(Trainer(cfg, rundir, LEARNERS[s.algo, s.offpolicy.learner], process))
             rngs.append(harness.global_rng_states())
         order = list(range(len(trainers)))
         while not all(t.done for t in trainers):
@@ -322,4 +324,5 @@ def run_interleaved(cfgs: list[dict], rundirs: list[RunDir]) -> list[bool]:
 
 def run(cfg: dict, rundir: RunDir) -> None:
     """`effmarl train` of a paper-1 run: the loop with the learner class `LEARNERS` names for `cfg`."""
-    train_loop(cfg, rundir, LEARNERS[cfg["algo"], cfg["offpolicy"]["learner"]])
+    settings = OffPolicySettings.from_config(cfg)
+    train_loop(cfg, rundir, LEARNERS[settings.algo, settings.offpolicy.learner])

@@ -5,7 +5,7 @@ gradient updates and T is the run's total number of updates. The topology change
 
 Learner integration (t = index of this gradient update, starting at 1):
 
-    sparse = SparseTraining.from_config(cfg["sparse"], {"agent": agent, "mixer": mixer}, total_updates, seed)
+    sparse = SparseTraining.from_config(settings.sparse, {"agent": agent, "mixer": mixer}, total_updates, seed)
     target_topology = sparse.topology.bind({"agent": target_agent, "mixer": target_mixer})
     ...
     loss.backward()

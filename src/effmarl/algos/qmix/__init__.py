@@ -10,13 +10,14 @@ each module one job:
   lockstep.py   the optimiser step of 1 or S seeds, stacked along a seed axis and updated as one computation
   functional.py the GRU agent and greedy action as pure JAX functions: what the jitted SMAX runner acts with
   runner.py     episode runners: collect ε-greedy episode batches and evaluate (Python reference; SMAX jitted)
-  settings.py   cross-field config checks, the schedules a budget implies, the return each update uses
+  settings.py   QmixSettings: the run config resolved once (options, schedules, components, returns);
+                cross-field config checks; the return each update uses
   tickets.py    random / winning / cheating tickets: masks (and weights) from a finished sparse run
   accounting.py FLOPs and size from the masks, the per-run accounting files
   run.py        the training loop, top to bottom, for one seed or S seeds in lockstep; checkpoints and resume
 
 MAST's switches (sparse topology, Soft Mellowmax, hybrid TD(λ), dual buffer; RLx2's multi-step targets and dynamic
-buffer) are read from the run config by effmarl/components.py; docs/mast.md describes them.
+buffer) are read from the run config by effmarl/components.py into QmixSettings; docs/mast.md describes them.
 """
 
 from effmarl.algos.qmix.accounting import accounting
@@ -25,8 +26,8 @@ from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import build_networks, tiny_hyper
 from effmarl.algos.qmix.run import SeedRun, check_lockstep, preflight, run, run_lockstep
 from effmarl.algos.qmix.runner import select_actions
-from effmarl.algos.qmix.settings import check_config, effective_schedule, target_kind
+from effmarl.algos.qmix.settings import QmixOptions, QmixSettings, check_config, effective_schedule, target_kind
 
-__all__ = ["Learner", "SeedRun", "SeedStack", "accounting", "build_networks", "check_config", "check_lockstep",
-           "effective_schedule", "preflight", "run", "run_lockstep", "select_actions", "target_kind",
-           "tiny_hyper"]
+__all__ = ["Learner", "QmixOptions", "QmixSettings", "SeedRun", "SeedStack", "accounting", "build_networks",
+           "check_config", "check_lockstep", "effective_schedule", "preflight", "run", "run_lockstep",
+           "select_actions", "target_kind", "tiny_hyper"]

@@ -10,42 +10,43 @@ from __future__ import annotations
 import torch
 
 from effmarl import io
+from effmarl.algos.qmix.settings import QmixOptions, QmixSettings
 from effmarl.runs import RunDir
 from effmarl.sparse import flops
 
 
-def accounting(learner, q: dict, episode_limit: int) -> dict:
+def accounting(learner, q: QmixOptions | dict, episode_limit: int) -> dict:
     """FLOPs and size from the learner's masks, also as ratios to the dense model of the same layout, plus
-    per-layer rows (key "layers")."""
+    per-layer rows (key "layers"); `q`: the run's qmix options."""
+    q = QmixOptions.of(q)
     topology = learner.sparse.topology if learner.sparse else None
     central = learner.variant.central
-    copies = learner.n_agents if q["shared_params"] else 1  # a shared agent network runs once per agent
+    copies = learner.n_agents if q.shared_params else 1  # a shared agent network runs once per agent
     out = flops.summary(learner.algo,
-                        q["batch_size"] * episode_limit, {"agent": learner.agent}, {"mixer": learner.mixer}, topology,
+                        q.batch_size * episode_limit, {"agent": learner.agent}, {"mixer": learner.mixer}, topology,
                         agent_copies=copies, unrestricted_agent={"central_agent": learner.central_agent} if central
                         else None, unrestricted_mixer={"central_mixer": learner.central_mixer} if central else None,
                         n_agents=learner.n_agents, n_actions=learner.n_actions)
     parts = out.pop("parts")
     layers = [{"part": part, **row} for part, counted in parts.items() if counted for row in counted["layers"]]
-    return {**out, "flops_batch_samples": q["batch_size"] * episode_limit, "layers": layers}
+    return {**out, "flops_batch_samples": q.batch_size * episode_limit, "layers": layers}
 
 
-def write_accounting(rundir: RunDir, learner, cfg: dict, episode_limit: int, full_width=None,
+def write_accounting(rundir: RunDir, learner, settings: QmixSettings, episode_limit: int, full_width=None,
                      unit_types: tuple[str, ...] | None = None) -> None:
     """sparsity.parquet (FLOPs and size), layers.parquet (per-layer densities), agent_masks.parquet (active
     weights per agent and layer, with the agent's unit type when the env reports it), topology.parquet (topology
     updates) and masks.pt.
     full_width: for Tiny, a dense learner of the full width, the reference of its ratios."""
-    method = cfg["sparse"]["method"]
     table = accounting(learner, learner.q, episode_limit)
     if full_width is not None:
-        ref = accounting(full_width, cfg["qmix"], episode_limit)
+        ref = accounting(full_width, full_width.q, episode_limit)
         for key in ("train_flops", "inference_flops", "size"):
             table["dense_" + key] = ref["dense_" + key]
             table[key + "_ratio"] = table[key] / ref["dense_" + key]
     layers = table.pop("layers")
-    rundir.write_table("sparsity", [{"method": method, "sparsity": cfg["sparse"]["sparsity"],
-                                     "shared_params": cfg["qmix"]["shared_params"], **table}])
+    rundir.write_table("sparsity", [{"method": settings.method, "sparsity": settings.sparsity,
+                                     "shared_params": settings.qmix.shared_params, **table}])
     rundir.write_table("layers", layers)
     topology = learner.sparse.topology if learner.sparse else None
     rundir.write_table("agent_masks", [

@@ -21,6 +21,7 @@ from torch import nn
 
 from effmarl.algos.qmix.networks import build_networks
 from effmarl.algos.qmix.operators import choose_operator, greedy_actions
+from effmarl.algos.qmix.settings import QmixOptions
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.replay import episode
 from effmarl.sparse import SparseTraining
@@ -32,16 +33,18 @@ class Learner(nn.Module):
     """Networks, target networks, sparse topology and loss of one qmix-family algorithm (its optimiser step:
     lockstep.SeedStack.step).
 
+    q: the run's qmix options (QmixSettings.qmix; a validated `qmix:` section is read as them);
     sparse: the run's `sparse:` section with the effective delta_m (None or method dense/tiny: no masks);
     mellowmax: {"operator", "alpha", "omega", "beta"} when the mellowmax component replaces the target operator
     (operator default soft_mellowmax; operators.agent_value), else None;
     initial_masks: masks to start from instead of random ones (a ticket, tickets.py);
     agent_shares: one relative budget per agent for every per-agent layer (sparse/allocation.py; None: learned)."""
 
-    def __init__(self, algo: str, q: dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, *,
+    def __init__(self, algo: str, q: QmixOptions | dict, n_agents: int, obs_dim: int, n_actions: int, state_dim: int, *,
                  sparse: dict | None = None, mellowmax: dict | None = None, seed: int = 0, device="cpu",
                  initial_masks: dict[str, torch.Tensor] | None = None, agent_shares: list[float] | None = None):
         super().__init__()
+        q = QmixOptions.of(q)
         self.algo, self.q, self.n_agents, self.n_actions, self.mellowmax = algo, q, n_agents, n_actions, mellowmax
         self.variant = variant(algo)  # its table entry (effmarl/variants.py): networks, operator, loss terms
         self.operator = choose_operator(algo, mellowmax)
@@ -100,12 +103,11 @@ class Learner(nn.Module):
     def td_targets(self, batch: dict[str, torch.Tensor], inputs: torch.Tensor, q_all: torch.Tensor,
                    kind: tuple[str, int, float] | None = None) -> torch.Tensor:
         """Targets y [B, T]: bootstrap values V(s_t) for t = 0..T from the run's target operator, then the returns
-        of `kind` = (return kind, n, λ) (default: qmix.return_kind, qmix.n_step, qmix.td_lambda)."""
-        q = self.q
-        kind = kind or (q["return_kind"], q["n_step"], q["td_lambda"])
+        of `kind` = (return kind, n, λ) (default: one-step; a run passes settings.target_kind's)."""
+        kind = kind or ("one_step", 1, 0.0)
         q_target = self.unroll(self.target["agent"], inputs, batch["filled"])
         values = self.operator(self, inputs, q_all, q_target, batch["avail"], batch["state"])
-        return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, q["gamma"],
+        return targets(kind[0], batch["reward"], batch["terminated"], batch["filled"], values, self.q.gamma,
                        kind[1], kind[2])
 
     def loss(self, batch: dict[str, torch.Tensor],
@@ -125,20 +127,20 @@ class Learner(nn.Module):
         td = torch.where(mask, q_tot - y, torch.zeros_like(q_tot))
         stats = {}
         if "ow_weighting" in self.variant.losses:
-            weights = torch.where(td < 0, torch.ones_like(td), torch.full_like(td, q["ow_w"]))
+            weights = torch.where(td < 0, torch.ones_like(td), torch.full_like(td, q.ow_w))
             central_q = self.unroll(self.central_agent, inputs, mask)[:, :-1]
             central_chosen = central_q.gather(-1, actions[:, :-1].unsqueeze(-1)).squeeze(-1)
             central_td = torch.where(mask, self.central_mixer(central_chosen, states[:, :-1]) - y,
                                      torch.zeros_like(q_tot))
             central_loss = (central_td ** 2).sum() / n_valid
-            loss = (weights * td ** 2).sum() / n_valid + q["central_loss"] * central_loss
+            loss = (weights * td ** 2).sum() / n_valid + q.central_loss * central_loss
             stats.update(central_loss=central_loss, ow_weight_mean=(weights * mask).sum() / n_valid)
         else:
             loss = (td ** 2).sum() / n_valid
         if "res_regulariser" in self.variant.losses:
-            g = discounted_returns(rewards, mask, q["gamma"])
+            g = discounted_returns(rewards, mask, q.gamma)
             reg = (torch.where(mask, q_tot - g, torch.zeros_like(q_tot)) ** 2).sum() / n_valid
-            loss = loss + q["res_lambda"] * reg
+            loss = loss + q.res_lambda * reg
             stats["res_regulariser"] = reg
         stats.update(td_error_abs=td.abs().sum() / n_valid, q_taken_mean=(q_tot * mask).sum() / n_valid,
                      target_mean=(y * mask).sum() / n_valid)

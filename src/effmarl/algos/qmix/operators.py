@@ -43,12 +43,12 @@ def _at(q_values: torch.Tensor, actions: torch.Tensor) -> torch.Tensor:
 
 
 def double_q_max(learner, inputs, q_online, q_target, avail, states) -> torch.Tensor:
-    greedy = greedy_actions(q_online if learner.q["double_q"] else q_target, avail)
+    greedy = greedy_actions(q_online if learner.q.double_q else q_target, avail)
     return learner.target["mixer"](_at(q_target, greedy), states)
 
 
 def ow_central(learner, inputs, q_online, q_target, avail, states) -> torch.Tensor:
-    greedy = greedy_actions(q_online if learner.q["double_q"] else q_target, avail)
+    greedy = greedy_actions(q_online if learner.q.double_q else q_target, avail)
     central = learner.unroll(learner.target["central_agent"], inputs)
     return learner.target["central_mixer"](_at(central, greedy), states)
 
@@ -56,7 +56,7 @@ def ow_central(learner, inputs, q_online, q_target, avail, states) -> torch.Tens
 def res_softmax(learner, inputs, q_online, q_target, avail, states) -> torch.Tensor:
     """Σ_{(i,a)} softmax_{(i,a)}(β Q_tot(u*_{-i}, a)) · Q_tot^target(u*_{-i}, a) over available (i, a)."""
     n, m = learner.n_agents, learner.n_actions
-    greedy = greedy_actions(q_online if learner.q["double_q"] else q_target, avail)
+    greedy = greedy_actions(q_online if learner.q.double_q else q_target, avail)
     eye = torch.eye(n, dtype=torch.bool, device=q_online.device).view(n, 1, n)
 
     def counterfactual(qs: torch.Tensor) -> torch.Tensor:  # [..., n, m] -> [..., n*m, n]
@@ -65,7 +65,7 @@ def res_softmax(learner, inputs, q_online, q_target, avail, states) -> torch.Ten
 
     online_tot = learner.mixer.forward_many(counterfactual(q_online.masked_fill(~avail, 0.0)), states)
     target_tot = learner.target["mixer"].forward_many(counterfactual(q_target.masked_fill(~avail, 0.0)), states)
-    logits = (learner.q["res_beta"] * online_tot).masked_fill(~avail.reshape(*avail.shape[:-2], n * m), NEG)
+    logits = (learner.q.res_beta * online_tot).masked_fill(~avail.reshape(*avail.shape[:-2], n * m), NEG)
     return (torch.softmax(logits, dim=-1) * target_tot).sum(-1)
 
 

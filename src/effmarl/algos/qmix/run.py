@@ -36,9 +36,8 @@ from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import tiny_hyper
 from effmarl.algos.qmix.runner import make_runner
-from effmarl.algos.qmix.settings import check_config, effective_schedule, epsilon, target_kind
+from effmarl.algos.qmix.settings import QmixSettings, epsilon, target_kind
 from effmarl.algos.qmix.tickets import install_weights, load_ticket
-from effmarl.components import mast_components
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
@@ -53,57 +52,60 @@ STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "ce
          "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
 
 
-def build_learner(cfg: dict, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
+def build_learner(settings: QmixSettings, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
     """The seed's learner, its networks initialised from the global torch RNG (seed it first). Tiny narrows every
-    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper).
-    A ticket (tickets.load_ticket) gives the initial masks, and for a cheating ticket the initial weights."""
-    q, sparse_cfg = cfg["qmix"], {**cfg["sparse"], "delta_m": schedule["delta_m"]}
+    width so that the dense network keeps as many weights as the sparse model would (networks.tiny_hyper; its
+    widths are added to `schedule`, the run's record of its effective schedule). A ticket (tickets.load_ticket)
+    gives the initial masks, and for a cheating ticket the initial weights."""
+    q = settings.qmix
     dims = (spec.n_agents, spec.obs_dims[0], max(spec.n_actions), spec.state_dim)
-    if sparse_cfg["method"] == "tiny":
-        q, tiny = tiny_hyper(cfg["algo"], q, *dims, sparse_cfg["sparsity"])
+    if settings.method == "tiny":
+        q, tiny = tiny_hyper(settings.algo, q, *dims, settings.sparsity)
         schedule.update(tiny)
-    on = mast_components(cfg)
-    mm = {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")} if on["mellowmax"] else None
-    learner = Learner(cfg["algo"], q, *dims, sparse=sparse_cfg, mellowmax=mm, seed=cfg["seed"], device=device,
-                      initial_masks=ticket["masks"] if ticket else None, agent_shares=shares(cfg, spec))
+    learner = Learner(settings.algo, q, *dims, sparse=dict(settings.sparse), mellowmax=settings.mellowmax,
+                      seed=settings.seed, device=device, initial_masks=ticket["masks"] if ticket else None,
+                      agent_shares=shares(settings, spec))
     if ticket and ticket["weights"] is not None:
         install_weights(learner, ticket["weights"])
     return learner
 
 
-def shares(cfg: dict, spec) -> list[float] | None:
+def shares(settings: QmixSettings, spec) -> list[float] | None:
     """Each agent's relative budget under sparse.allocation (None: learned); one line naming the field if the
     env's unit types do not fit sparse.type_density."""
-    if cfg["sparse"]["method"] in ("dense", "tiny"):
+    if settings.method in ("dense", "tiny"):
         return None
     try:
-        return agent_shares(cfg["sparse"], spec.unit_types, spec.n_agents)
+        return agent_shares(settings.sparse, spec.unit_types, spec.n_agents)
     except ValueError as exc:
         field, problem = exc.args
-        raise ConfigError([f"field '{field}': {problem} (env.map {cfg['env'].get('map')!r})"],
-                          f"run {cfg['study']} seed {cfg['seed']}") from None
+        raise ConfigError([f"field '{field}': {problem} (env.map {settings.env.get('map')!r})"],
+                          f"run {settings.study} seed {settings.seed}") from None
 
 
 class SeedRun:
-    """One seed's share of a run: config, run directory, buffer, generator, counters, metrics rows so far."""
+    """One seed's share of a run: settings, run directory, buffer, generator, counters, metrics rows so far.
+
+    `cfg`, the validated run config, is the run's record: the harness hashes it into the checkpoints and a ticket
+    compares it with its source run's; everything else reads `settings` (QmixSettings, resolved once here)."""
 
     def __init__(self, cfg: dict, rundir: RunDir, spec, process: harness.Process, timer: PhaseTimer):
-        check_config(cfg)
         ticket = load_ticket(cfg, spec)  # a winning / cheating ticket's source, checked before anything is built
-        self.budget = cfg["budget"]["env_steps"]
+        self.settings = settings = QmixSettings.from_config(cfg)
+        self.budget = settings.budget_env_steps
         # the run harness: a checkpoint of another configuration, past the budget or corrupted is refused here,
         # before anything is built; stray temporary files of an earlier kill are removed. The device and the stop
         # signals are the process's, shared by every seed in lockstep
         self.harness = harness.Run(cfg, rundir, budget_field="budget.env_steps", budget=self.budget,
                                    unit="env_steps", process=process)
         device = process.device
-        harness.seed_everything(cfg["seed"])  # network initialisation depends on the seed alone
-        self.cfg, self.rundir, self.q, self.spec, self.timer = cfg, rundir, cfg["qmix"], spec, timer
-        self.schedule = effective_schedule(cfg)
-        self.on = mast_components(cfg)
-        self.learner = build_learner(cfg, spec, self.schedule, device, ticket)
+        harness.seed_everything(settings.seed)  # network initialisation depends on the seed alone
+        self.rundir, self.q, self.spec, self.timer = rundir, settings.qmix, spec, timer
+        self.schedule = dict(settings.schedule)  # + Tiny's widths (build_learner): schedule.json, metrics rows
+        self.on = settings.components
+        self.learner = build_learner(settings, spec, self.schedule, device, ticket)
         self.buffer = self.make_buffer(device)
-        self.generator = torch.Generator().manual_seed(cfg["seed"])
+        self.generator = torch.Generator().manual_seed(settings.seed)
         self.counters = {"env_steps": 0, "episodes": 0, "rounds": 0, "updates": 0, "evaluations": 0,
                          "next_eval": 0, "last_target_update_episode": 0, "last_checkpoint_step": 0}
         self.window: dict[str, list[float]] = {}  # training stats since the last metrics row
@@ -117,32 +119,32 @@ class SeedRun:
 
     def make_buffer(self, device):
         """The episode buffer; MAST's dual buffer (B1 + B2) or RLx2's dynamic window when switched on."""
-        q, scheme = self.q, episode.episode_scheme(self.spec)
-        if self.on["dual_buffer"]:
-            d = self.cfg["mast"]["dual_buffer"]
-            return DualReplay.build(lambda capacity: EpisodeBuffer(scheme, capacity, device), q["buffer_size"],
+        q, scheme, s = self.q, episode.episode_scheme(self.spec), self.settings
+        if s.dual_buffer:
+            d = s.dual_buffer
+            return DualReplay.build(lambda capacity: EpisodeBuffer(scheme, capacity, device), q.buffer_size,
                                     ratio=d["size_ratio"], split=(d["batch_ratio"], 1), concat=episode.concat)
-        if self.on["dynamic_buffer"]:
-            d = self.cfg["rlx2"]["dynamic_buffer"]
-            return DynamicWindow(EpisodeBuffer(scheme, q["buffer_size"], device), d["initial_episodes"],
-                                 q["buffer_size"], d["threshold"], d["shrink_episodes"], d["grow_episodes"],
-                                 minimum=q["batch_size"])
-        return EpisodeBuffer(scheme, q["buffer_size"], device)
+        if s.dynamic_buffer:
+            d = s.dynamic_buffer
+            return DynamicWindow(EpisodeBuffer(scheme, q.buffer_size, device), d["initial_episodes"],
+                                 q.buffer_size, d["threshold"], d["shrink_episodes"], d["grow_episodes"],
+                                 minimum=q.batch_size)
+        return EpisodeBuffer(scheme, q.buffer_size, device)
 
     # ---- per round ---------------------------------------------------------------------------------------
     def env_seed(self) -> int:
         """The reset seed of this round's episode batch (copy j: + j), the harness's for its first episode."""
-        return harness.episode_seed(self.cfg["seed"], self.counters["episodes"])
+        return harness.episode_seed(self.settings.seed, self.counters["episodes"])
 
     def eval_seed(self) -> int:
         """The reset seed of the next evaluation's episodes (copy j: + j), the harness's for its first one."""
-        return harness.evaluation_seed(self.cfg["seed"], self.counters["evaluations"] * self.q["eval_episodes"])
+        return harness.evaluation_seed(self.settings.seed, self.counters["evaluations"] * self.q.eval_episodes)
 
     def epsilon(self) -> float:
         return epsilon(self.schedule, self.counters["env_steps"])
 
     def kind(self) -> tuple[str, int, float]:
-        return target_kind(self.cfg, self.schedule, self.on, self.counters["env_steps"])
+        return target_kind(self.settings.returns, self.counters["env_steps"])
 
     def store(self, batch: dict, out: dict) -> None:
         c = self.counters
@@ -155,20 +157,20 @@ class SeedRun:
             self.buffer.add(batch)
 
     def after_update(self, stack: SeedStack, s: int, loss, grad_norm, stats: dict, kind) -> None:
-        c, cfg = self.counters, self.cfg
+        c, dynamic = self.counters, self.settings.dynamic_buffer
         c["updates"] += 1
         # divergence guard: a NaN/Inf loss or gradient stops the run; the last good checkpoint is kept
         harness.check_value("learner", c["updates"], "loss", loss)
         harness.check_value("learner", c["updates"], "gradient norm", grad_norm)
         values = {k: float(v) for k, v in stats.items()}
         values["lambda_returns"] = float(kind[0] != "one_step")
-        if self.on["dynamic_buffer"] and c["updates"] % cfg["rlx2"]["dynamic_buffer"]["check_every"] == 0:
+        if dynamic and c["updates"] % dynamic["check_every"] == 0:
             with self.timer.phase("sampling"):
-                oldest = self.buffer.oldest(cfg["rlx2"]["dynamic_buffer"]["check_episodes"])
+                oldest = self.buffer.oldest(dynamic["check_episodes"])
                 distance = self.learner.policy_distance(oldest)
                 self.buffer.adjust(distance)
             values.update(policy_distance=distance, buffer_window=self.buffer.window)
-        if (c["episodes"] - c["last_target_update_episode"]) / self.q["target_update_interval"] >= 1.0:
+        if (c["episodes"] - c["last_target_update_episode"]) / self.q.target_update_interval >= 1.0:
             with self.timer.phase("target_update"):
                 stack.update_targets(s)
             c["last_target_update_episode"] = c["episodes"]
@@ -180,7 +182,7 @@ class SeedRun:
 
     def eval_due(self) -> int | None:
         """The grid step (a multiple of eval_every; the budget at the end) to evaluate at now, or None."""
-        c, every = self.counters, self.q["eval_every"]
+        c, every = self.counters, self.q.eval_every
         if c["env_steps"] >= c["next_eval"]:
             return c["env_steps"] // every * every
         return self.budget if c["env_steps"] >= self.budget else None
@@ -202,7 +204,7 @@ class SeedRun:
         self.phase_mark = self.timer.mark()
         self.window = {}
         c["evaluations"] += 1
-        c["next_eval"] = max(c["next_eval"], grid_step + self.q["eval_every"])
+        c["next_eval"] = max(c["next_eval"], grid_step + self.q.eval_every)
 
     # ---- state (saved and restored by the run harness, with a checksum) ------------------------------------
     def join(self, stack: SeedStack, index: int) -> bool:
@@ -227,7 +229,7 @@ class SeedRun:
         """This seed's share of the round's safe point: save every checkpoint_every env steps, and when a stop was
         requested (then `run_lockstep` stops the process once every unfinished seed has saved). True if saved."""
         c = self.counters
-        if not self.harness.save_due(c["env_steps"] - c["last_checkpoint_step"] >= self.q["checkpoint_every"]):
+        if not self.harness.save_due(c["env_steps"] - c["last_checkpoint_step"] >= self.q.checkpoint_every):
             return False
         c["last_checkpoint_step"] = c["env_steps"]
         with self.timer.phase("checkpoint"):
@@ -238,7 +240,7 @@ class SeedRun:
         self.rundir.write_table("metrics", self.metrics)
         self.rundir.write_table("phases", self.phases)
         self.rundir.write_json("schedule", {**self.schedule, "reference_env_steps": REFERENCE_ENV_STEPS,
-                                            "components": self.on, "method": self.cfg["sparse"]["method"],
+                                            "components": dict(self.on), "method": self.settings.method,
                                             "note": "epsilon_anneal_time and delta_m scaled by budget / reference "
                                                     "when qmix.scale_schedules; T0 and RLx2's delay are fractions "
                                                     "of the budget (docs/specification.md, paper 2 Decisions)"})
@@ -246,13 +248,13 @@ class SeedRun:
                       lambda tmp: torch.save({k: v.clone() for k, v in self.learner.state_dict().items()
                                               if not k.startswith("target.")}, tmp))
         full_width = None
-        if self.cfg["sparse"]["method"] == "tiny":  # ratios against the full-width dense model
+        if self.settings.method == "tiny":  # ratios against the full-width dense model
             spec = self.spec
-            full_width = Learner(self.cfg["algo"], self.cfg["qmix"], spec.n_agents, spec.obs_dims[0],
+            full_width = Learner(self.settings.algo, self.q, spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)
-        write_accounting(self.rundir, self.learner, self.cfg, self.spec.episode_limit, full_width,
+        write_accounting(self.rundir, self.learner, self.settings, self.spec.episode_limit, full_width,
                          unit_types=self.spec.unit_types)
-        if not self.q["keep_checkpoint"]:
+        if not self.q.keep_checkpoint:
             shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
 
@@ -261,11 +263,12 @@ def preflight(cfg: dict) -> None:
     """Checks that need files or the env, before any run is built (`effmarl train`): a ticket's source run, the
     unit types of a by_type allocation."""
     load_ticket(cfg)
-    if cfg["sparse"]["allocation"] == "by_type":
+    settings = QmixSettings.from_config(cfg)
+    if settings.sparse["allocation"] == "by_type":
         from effmarl.envs import make_env
 
-        env = make_env(cfg["env"], 1)
-        shares(cfg, env.spec)
+        env = make_env(settings.env, 1)
+        shares(settings, env.spec)
         env.close()
 
 
@@ -286,19 +289,18 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
     returns, per seed, True when it finished. `stop_after` (tests) stops after the first checkpoint at or beyond
     that many env steps, as a crash would, leaving the checkpoints behind."""
     check_lockstep(cfgs)
-    cfg, n = cfgs[0], len(cfgs)
-    q = cfg["qmix"]
+    settings, n = QmixSettings.from_config(cfgs[0]), len(cfgs)  # equal but for the seed
     # the run harness: one device and one set of stop signals for the process; SIGTERM / SIGINT are acted on at
     # the end of a collection round, where every unfinished seed saves before the process stops
-    with harness.Process(cfg["device"]) as process:
+    with harness.Process(settings.device) as process:
         device = process.device
         timer = PhaseTimer(sync=torch.cuda.synchronize if device.type == "cuda" else None)
-        runner = make_runner(cfg, n, device, timer)
+        runner = make_runner(settings, n, device, timer)
         seeds = [SeedRun(c, d, runner.spec, process, timer) for c, d in zip(cfgs, rundirs, strict=True)]
         stack = SeedStack([s.learner for s in seeds])
         resumed = [s.join(stack, i) for i, s in enumerate(seeds)]
         progress = _progress(sum(s.budget for s in seeds), sum(s.counters["env_steps"] for s in seeds),
-                             any(resumed), cfg, n)
+                             any(resumed), cfgs[0], n)
 
         def evaluate(due: list[int]) -> None:
             with timer.phase("evaluation"):
@@ -308,7 +310,7 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
                 test = {"test_win_rate": float(out["won"].mean()), "test_return": float(out["return"].mean()),
                         "test_episode_length": float(out["length"].mean())}
                 s.log_row(s.eval_due(), test, n)
-                progress.write(f"seed {s.cfg['seed']} env_steps {s.counters['env_steps']}: test win rate "
+                progress.write(f"seed {s.settings.seed} env_steps {s.counters['env_steps']}: test win rate "
                                f"{test['test_win_rate']:.3f}, test return {test['test_return']:.3f}, epsilon "
                                f"{s.epsilon():.3f}, wall {s.metrics[-1]['wall_s']:.0f} s", file=sys.stderr)
 
@@ -319,7 +321,8 @@ def run_lockstep(cfgs: list[dict], rundirs: list[RunDir], stop_after: int | None
             before = sum(s.counters["env_steps"] for s in seeds)
             collect_round(seeds, runner, active)
             progress.update(sum(s.counters["env_steps"] for s in seeds) - before)
-            update_round(seeds, stack, timer, [i for i in active if seeds[i].buffer.can_sample(q["batch_size"])])
+            learning = [i for i in active if seeds[i].buffer.can_sample(settings.qmix.batch_size)]
+            update_round(seeds, stack, timer, learning)
             due = [i for i in active if seeds[i].eval_due() is not None]
             if due:
                 evaluate(due)
@@ -351,9 +354,9 @@ def update_round(seeds: list[SeedRun], stack: SeedStack, timer: PhaseTimer, lear
     if not learning:
         return
     q = seeds[learning[0]].q
-    for _ in range(q["updates_per_round"]):
+    for _ in range(q.updates_per_round):
         with timer.phase("sampling"):
-            batches = [seeds[i].buffer.sample(q["batch_size"], seeds[i].generator) for i in learning]
+            batches = [seeds[i].buffer.sample(q.batch_size, seeds[i].generator) for i in learning]
         kinds = [seeds[i].kind() for i in learning]
         with timer.phase("learner_forward"):
             total, losses, stats = stack.losses(batches, kinds, learning)

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 
 from effmarl.algos.qmix.operators import greedy_actions
+from effmarl.algos.qmix.settings import QmixSettings
 from effmarl.envs import make_env
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs
 from effmarl.profiling.phases import PhaseTimer
@@ -119,11 +120,14 @@ class PythonRunner:
             env.close()
 
 
-def make_runner(cfg: dict, n_seeds: int, device, timer: PhaseTimer | None = None):
-    """SMAXRunner for the SMAX backend (qmix.runner auto or jax), else PythonRunner."""
-    q, choice = cfg["qmix"], cfg["qmix"].get("runner", "auto")
-    if choice == "jax" or (choice == "auto" and cfg["env"]["backend"] == "smax"):
+def make_runner(settings: QmixSettings | dict, n_seeds: int, device, timer: PhaseTimer | None = None):
+    """SMAXRunner for the SMAX backend (qmix.runner auto or jax), else PythonRunner. `settings`: the run's
+    QmixSettings (a validated run config is resolved into them)."""
+    if not isinstance(settings, QmixSettings):
+        settings = QmixSettings.from_config(settings)
+    q = settings.qmix
+    if q.runner == "jax" or (q.runner == "auto" and settings.env["backend"] == "smax"):
         from effmarl.algos.qmix.smax_runner import SMAXRunner
 
-        return SMAXRunner(cfg["env"], q["num_envs"], q["eval_episodes"], n_seeds, device, timer)
-    return PythonRunner(cfg["env"], q["num_envs"], q["eval_episodes"], n_seeds, device, timer)
+        return SMAXRunner(settings.env, q.num_envs, q.eval_episodes, n_seeds, device, timer)
+    return PythonRunner(settings.env, q.num_envs, q.eval_episodes, n_seeds, device, timer)

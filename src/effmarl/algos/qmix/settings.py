@@ -1,16 +1,119 @@
-"""A QMIX-family run's settings beyond the schema: cross-field checks, the schedules a budget implies, and
-which return each update uses."""
+"""A QMIX-family run's settings, resolved once from its validated config: `QmixSettings.from_config(cfg)` holds the
+qmix section's options (`QmixOptions`), the schedules the budget implies, the MAST / RLx2 components that are on,
+the returns each update uses and the sparse settings of the learner; the training modules read these objects, not
+the config dict. Also here: the cross-field checks (`check_config`, run once per run by config.validate)."""
 
 from __future__ import annotations
 
-from effmarl.algos.qmix.tickets import ticket_problems
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
 from effmarl.components import mast_components
-from effmarl.config import ConfigError
+from effmarl.config import ConfigError, Section
 from effmarl.schedules import scaled_delta_m, schedule_scale
 
 
+@dataclass(frozen=True)
+class QmixOptions(Section):
+    """The run's `qmix:` section, one field per option (the schema documents each; its defaults fill them); also a
+    read-only mapping of the same names (config.Section)."""
+
+    num_envs: int
+    updates_per_round: int
+    runner: str
+    batch_size: int
+    buffer_size: int
+    lr: float
+    optim_alpha: float
+    optim_eps: float
+    grad_norm_clip: float
+    gamma: float
+    epsilon_start: float
+    epsilon_finish: float
+    epsilon_anneal_time: int
+    scale_schedules: bool
+    target_update_interval: int
+    double_q: bool
+    rnn_hidden_dim: int
+    shared_params: bool
+    mixing_embed_dim: int
+    hypernet_layers: int
+    hypernet_embed: int
+    ow_w: float
+    central_mixing_embed_dim: int
+    central_loss: float
+    res_beta: float
+    res_lambda: float
+    eval_every: int
+    eval_episodes: int
+    checkpoint_every: int
+    keep_checkpoint: bool
+
+
+@dataclass(frozen=True)
+class Returns:
+    """Which return an update uses (settings.target_kind): hybrid TD(λ) (mast.td_lambda: one-step before
+    burn_in_env_steps, λ-returns after), RLx2's delayed multi-step target (rlx2.multi_step: one-step before
+    multi_step_delay_env_steps, n-step after), or neither (one-step, PyMARL's QMIX)."""
+
+    td_lambda: bool
+    lambda_: float
+    burn_in_env_steps: int
+    multi_step: bool
+    n_step: int
+    multi_step_delay_env_steps: int
+
+
+@dataclass(frozen=True)
+class QmixSettings:
+    """Everything a QMIX-family training run reads, resolved once from the validated run config.
+
+    schedule: `effective_schedule` (ε, Δm, T0, RLx2's delay; written to schedule.json and every metrics row);
+    components: `mast_components` (which MAST / RLx2 parts are on); sparse: the `sparse:` section with the
+    effective Δm (the learner's SparseTraining reads it); mellowmax: the operator's parameters when the mellowmax
+    component is on, else None; dual_buffer / dynamic_buffer: their sections when on, else None."""
+
+    algo: str
+    study: str
+    seed: int
+    device: str
+    env: Mapping
+    budget_env_steps: int
+    qmix: QmixOptions
+    schedule: Mapping = field(repr=False)
+    components: Mapping
+    method: str
+    sparsity: float
+    sparse: Mapping = field(repr=False)
+    mellowmax: Mapping | None
+    returns: Returns
+    dual_buffer: Mapping | None
+    dynamic_buffer: Mapping | None
+
+    @classmethod
+    def from_config(cls, cfg: dict) -> QmixSettings:
+        """The settings of the validated run config `cfg` (config.validate filled the defaults and ran the checks)."""
+        schedule, on = effective_schedule(cfg), mast_components(cfg)
+        lam, multi = cfg["mast"]["td_lambda"], cfg["rlx2"]["multi_step"]
+        return cls(
+            algo=cfg["algo"], study=cfg["study"], seed=cfg["seed"], device=cfg["device"], env=cfg["env"],
+            budget_env_steps=cfg["budget"]["env_steps"], qmix=QmixOptions.of(cfg["qmix"]), schedule=schedule,
+            components=on, method=cfg["sparse"]["method"], sparsity=cfg["sparse"]["sparsity"],
+            sparse={**cfg["sparse"], "delta_m": schedule["delta_m"]},
+            mellowmax={k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")}
+            if on["mellowmax"] else None,
+            returns=Returns(td_lambda=on["td_lambda"], lambda_=lam["lambda"],
+                            burn_in_env_steps=schedule["burn_in_env_steps"], multi_step=on["multi_step"],
+                            n_step=multi["n"], multi_step_delay_env_steps=schedule["multi_step_delay_env_steps"]),
+            dual_buffer=dict(cfg["mast"]["dual_buffer"]) if on["dual_buffer"] else None,
+            dynamic_buffer=dict(cfg["rlx2"]["dynamic_buffer"]) if on["dynamic_buffer"] else None)
+
+
 def check_config(cfg: dict) -> None:
-    """Cross-field checks the schema cannot express; raises ConfigError before any compute."""
+    """Cross-field checks the schema cannot express; raises ConfigError before any compute (config.validate runs
+    them, once per run)."""
+    from effmarl.algos.qmix.tickets import ticket_problems  # tickets builds networks, which read QmixOptions
+
     q, lines = cfg["qmix"], []
     on, method = mast_components(cfg), cfg["sparse"]["method"]
     if method != "dense" and q["shared_params"]:
@@ -20,9 +123,6 @@ def check_config(cfg: dict) -> None:
         lines.append("field 'mast.td_lambda.enabled': hybrid TD(lambda) and rlx2.multi_step cannot both be on")
     if on["dual_buffer"] and on["dynamic_buffer"]:
         lines.append("field 'mast.dual_buffer.enabled': the dual buffer and rlx2.dynamic_buffer cannot both be on")
-    if (on["td_lambda"] or on["multi_step"]) and q["return_kind"] != "one_step":
-        lines.append(f"field 'qmix.return_kind': {q['return_kind']!r} conflicts with a hybrid target "
-                     "(mast.td_lambda / rlx2.multi_step start from one-step targets); leave it one_step")
     if on["dual_buffer"]:
         d = cfg["mast"]["dual_buffer"]
         small, n_small = q["buffer_size"] // d["size_ratio"], q["batch_size"] - round(
@@ -80,14 +180,12 @@ def epsilon(schedule: dict, env_steps: int) -> float:
     return schedule["epsilon_start"] - frac * (schedule["epsilon_start"] - schedule["epsilon_finish"])
 
 
-def target_kind(cfg: dict, schedule: dict, on: dict, env_steps: int) -> tuple[str, int, float]:
+def target_kind(returns: Returns, env_steps: int) -> tuple[str, int, float]:
     """The return used by an update after `env_steps`: hybrid TD(λ) (one-step before T0, λ-returns after) and
-    RLx2's delayed multi-step target switch on env steps; otherwise qmix.return_kind."""
-    q = cfg["qmix"]
-    if on["td_lambda"]:
-        after = env_steps >= schedule["burn_in_env_steps"]
-        return ("td_lambda", 1, cfg["mast"]["td_lambda"]["lambda"]) if after else ("one_step", 1, 0.0)
-    if on["multi_step"]:
-        after = env_steps >= schedule["multi_step_delay_env_steps"]
-        return ("n_step", cfg["rlx2"]["multi_step"]["n"], 0.0) if after else ("one_step", 1, 0.0)
-    return q["return_kind"], q["n_step"], q["td_lambda"]
+    RLx2's delayed multi-step target switch on env steps; with neither on, one-step targets (PyMARL's QMIX)."""
+    if returns.td_lambda:
+        return ("td_lambda", 1, returns.lambda_) if env_steps >= returns.burn_in_env_steps else ("one_step", 1, 0.0)
+    if returns.multi_step:
+        after = env_steps >= returns.multi_step_delay_env_steps
+        return ("n_step", returns.n_step, 0.0) if after else ("one_step", 1, 0.0)
+    return ("one_step", 1, 0.0)
