@@ -79,8 +79,8 @@ class SeedStack:
         device = next(iter(self.params.values())).device
         self.vectorised = device.type == "cuda" if vectorised is None else vectorised
         self.cells = [m for m in base.modules() if isinstance(m, GRUCell)]
-        self.optimiser = RMSprop(list(self.params.values()), lr=q["lr"], alpha=q["optim_alpha"], eps=q["optim_eps"])
-        self.max_norm = q["grad_norm_clip"]
+        self.optimiser = RMSprop(list(self.params.values()), lr=q.lr, alpha=q.optim_alpha, eps=q.optim_eps)
+        self.max_norm = q.grad_norm_clip
 
     def __len__(self) -> int:
         return len(self.learners)
