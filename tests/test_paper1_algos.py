@@ -12,8 +12,7 @@ import pandas as pd
 import pytest
 
 from effmarl import checkpoints
-from effmarl.algos import offpolicy
-from effmarl.config import ConfigError, validate
+from effmarl.config import ConfigError, offpolicy_checks, validate
 from effmarl.train import train
 
 PHASES = {"action_selection", "env_step", "buffer_add", "sampling", "target_q", "q_loss", "p_loss",
@@ -116,7 +115,7 @@ def test_cross_field_checks_name_the_field():
     cfg = tiny("maddpg")
     cfg["offpolicy"]["batch_size"] = 500
     with pytest.raises(ConfigError, match="offpolicy.batch_size"):
-        offpolicy.check_config(cfg)
+        offpolicy_checks(cfg)
     with pytest.raises(ConfigError, match="replay.neighbor_k"):  # validate runs the cross-field checks too
         tiny("maddpg", sampler="neighbor", neighbor_k=64)
     with pytest.raises(ConfigError, match="replay.storage"):

@@ -43,7 +43,6 @@ from effmarl.algos.batched import BatchedMADDPG, BatchedMASAC
 from effmarl.algos.maddpg import MADDPG
 from effmarl.algos.masac import MASAC
 from effmarl.algos.offpolicy_settings import OffPolicySettings
-from effmarl.config import offpolicy_checks
 from effmarl.envs import EnvSpec, make_env
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import Batch, Storage, make_sampler, make_storage, sampling_round
@@ -76,11 +75,6 @@ class OffPolicyLearner(Protocol):
     def state_dict(self) -> dict: ...
 
     def load_state_dict(self, state: dict) -> None: ...
-
-
-def check_config(cfg: dict) -> None:
-    """Cross-field checks the schema cannot express (effmarl.config runs them inside `validate` too)."""
-    offpolicy_checks(cfg)
 
 
 @dataclass
