@@ -117,6 +117,17 @@ def test_ow_weights_and_res_regulariser_are_reported():
     assert stats["res_regulariser"] >= 0
 
 
+def test_the_return_statistic_is_the_mean_discounted_return_obtained_from_each_valid_step():
+    """Rewards 1, 0, 2 (episode 0, γ = 0.5) and 4 (episode 1): returns-to-go 1 + 0.5·(0 + 0.5·2) = 1.5, 0 + 0.5·2 = 1,
+    2 and 4; their mean over the 4 valid steps is 8.5 / 4 = 2.125 (padding counts for nothing)."""
+    batch = random_batch(lengths=(3, 1), terminated=(True, True))
+    batch["reward"].zero_()
+    batch["reward"][0, :3] = torch.tensor([1.0, 0.0, 2.0])
+    batch["reward"][1, 0] = 4.0
+    _, stats = make_learner("qmix", gamma=0.5).loss(batch)
+    assert float(stats["return_mean"]) == pytest.approx(2.125)
+
+
 def test_config_errors_name_the_field():
     cfg = run_cfg()
     del cfg["budget"]["env_steps"]

@@ -137,13 +137,15 @@ class Learner(nn.Module):
             stats.update(central_loss=central_loss, ow_weight_mean=(weights * mask).sum() / n_valid)
         else:
             loss = (td ** 2).sum() / n_valid
+        g = discounted_returns(rewards, mask, q.gamma)  # what the batch's episodes actually returned from each t
         if "res_regulariser" in self.variant.losses:
-            g = discounted_returns(rewards, mask, q.gamma)
             reg = (torch.where(mask, q_tot - g, torch.zeros_like(q_tot)) ** 2).sum() / n_valid
             loss = loss + q.res_lambda * reg
             stats["res_regulariser"] = reg
+        # q_taken_mean − return_mean: the value estimate's bias against the discounted returns obtained (paper 2's
+        # over-estimation diagnosis, its Fig. 5), over the same agent-steps
         stats.update(td_error_abs=td.abs().sum() / n_valid, q_taken_mean=(q_tot * mask).sum() / n_valid,
-                     target_mean=(y * mask).sum() / n_valid)
+                     target_mean=(y * mask).sum() / n_valid, return_mean=(g * mask).sum() / n_valid)
         return loss, {k: v.detach() for k, v in stats.items()}
 
     def forward(self, batch: dict[str, torch.Tensor], kind: tuple[str, int, float] | None = None):

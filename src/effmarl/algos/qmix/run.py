@@ -48,8 +48,8 @@ from effmarl.runs import RunDir
 from effmarl.schedules import REFERENCE_ENV_STEPS
 from effmarl.sparse.allocation import agent_shares
 
-STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "central_loss", "ow_weight_mean",
-         "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
+STATS = ("loss", "grad_norm", "td_error_abs", "q_taken_mean", "target_mean", "return_mean", "central_loss",
+         "ow_weight_mean", "res_regulariser", "lambda_returns", "policy_distance", "buffer_window")
 
 
 def build_learner(settings: QmixSettings, spec, schedule: dict, device, ticket: dict | None = None) -> Learner:
