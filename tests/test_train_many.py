@@ -96,7 +96,7 @@ def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monke
 
     from effmarl.cli import main
 
-    qmix, qmix_run, settings = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run", ".settings"))
+    qmix, qmix_run, checks = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run", ".checks"))
 
     argv = ["--debug", "train", *overrides]  # the workflow's jobs pass --set threads=1
     for seed in seeds:
@@ -104,13 +104,13 @@ def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monke
         path.write_text(yaml.safe_dump(tiny_cfg(seed)))
         argv += ["--config", str(path), "--out", str(tmp_path / f"out{seed}")]
     calls = []
-    original = settings.check_config
+    original = checks.check_config
 
     def spy(cfg):
         calls.append(cfg["seed"])
         return original(cfg)
 
-    for module in (qmix, qmix_run, settings):
+    for module in (qmix, qmix_run, checks):
         monkeypatch.setattr(module, "check_config", spy, raising=False)
 
     def built(self, stack, i):

@@ -21,12 +21,13 @@ buffer) are read from the run config by effmarl/components.py into QmixSettings;
 """
 
 from effmarl.algos.qmix.accounting import accounting
+from effmarl.algos.qmix.checks import check_config
 from effmarl.algos.qmix.learner import Learner
 from effmarl.algos.qmix.lockstep import SeedStack
 from effmarl.algos.qmix.networks import build_networks, tiny_hyper
 from effmarl.algos.qmix.run import SeedRun, check_lockstep, preflight, run, run_lockstep
 from effmarl.algos.qmix.runner import select_actions
-from effmarl.algos.qmix.settings import QmixOptions, QmixSettings, check_config, effective_schedule, target_kind
+from effmarl.algos.qmix.settings import QmixOptions, QmixSettings, effective_schedule, target_kind
 
 __all__ = ["Learner", "QmixOptions", "QmixSettings", "SeedRun", "SeedStack", "accounting", "build_networks",
            "check_config", "check_lockstep", "effective_schedule", "preflight", "run", "run_lockstep",
