@@ -19,9 +19,24 @@ def bench(smoke_workflow):
     return smoke_workflow["figures"] / "bench" / "bench_paper1"
 
 
+@pytest.fixture(scope="module")
+def sampling(tmp_path_factory):
+    """`effmarl bench paper1 --sections sampling` at the smoke size (N = 3, batch 64, fill 300, 2 rounds): the
+    section the workflow leaves out (its sampling-phase measurement is paper1_sampling_bench)."""
+    out = tmp_path_factory.mktemp("bench_paper1") / "bench_paper1"
+    assert main(["bench", "paper1", "--size", "small", "--agents", "3", "--batch", "64", "--fill", "300",
+                 "--rounds", "2", "--stream-mib", "8", "--sections", "sampling", "--out", str(out)]) == 0
+    return out
+
+
 @pytest.mark.slow
-def test_sampling_table(bench):
-    table = pd.read_csv(f"{bench}.sampling.csv")
+def test_the_workflow_runs_bench_paper1s_loops_only(bench):
+    assert (bench.parent / "bench_paper1.loops.csv").is_file()
+    assert not (bench.parent / "bench_paper1.sampling.csv").exists()
+
+
+def test_sampling_table(sampling):
+    table = pd.read_csv(f"{sampling}.sampling.csv")
     assert len(table) == len(paper1.sampling.sampling_configs(16)) == 12 and (table["rounds"] == 2).all()
     base = table[(table.storage == "reference") & (table.sampler == "uniform") & (table.batch_mode == "per_agent")]
     assert base["speedup_vs_paper_baseline"].tolist() == [1.0]

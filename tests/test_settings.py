@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from effmarl.algos.offpolicy_settings import OffPolicySettings
+from effmarl.algos.offpolicy_settings import MasacOptions, OffPolicyOptions, OffPolicySettings, ReplayOptions
 from effmarl.algos.qmix import QmixOptions, QmixSettings, effective_schedule
 from effmarl.components import mast_components
-from effmarl.config import validate
+from effmarl.config import schema, validate
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "effmarl"
 # the QMIX training modules: they read QmixSettings / QmixOptions, never the run config dict
@@ -90,3 +90,11 @@ def test_options_are_frozen_and_read_as_the_section():
     assert options.replace(rnn_hidden_dim=8).rnn_hidden_dim == 8 and options.rnn_hidden_dim == 64
     with pytest.raises(KeyError):
         options["return_kind"]
+
+
+@pytest.mark.parametrize(("options", "section"), [(QmixOptions, "qmix"), (OffPolicyOptions, "offpolicy"),
+                                                  (ReplayOptions, "replay"), (MasacOptions, "masac")])
+def test_every_option_the_schema_declares_is_a_field_of_its_settings_class_and_no_other(options, section):
+    """An option added to the schema but not to its settings class would be validated, then silently unread."""
+    declared = set(schema()["$defs"][section]["properties"])
+    assert set(options.__dataclass_fields__) == declared

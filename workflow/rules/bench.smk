@@ -7,11 +7,12 @@ _PAPER1 = config.get("bench", {}).get("paper1", {})
 
 
 rule bench_paper1:
-    """Paper-1 engine benchmark: sampling per round vs the paper baseline and the memory floor; the
-    paper-faithful, today's and the batched + vectorised training loops end to end."""
+    """Paper-1 engine benchmark: the paper-faithful, today's and the batched + vectorised training loops end to
+    end. Its sampling section (batch modes, stacked layout, the memory floor) stays a command of its own
+    (`effmarl bench paper1 --sections sampling`): the workflow's one sampling-phase measurement is
+    paper1_sampling_bench."""
     output:
         md=f"{BENCH}/bench_paper1.md",
-        sampling=f"{BENCH}/bench_paper1.sampling.csv",
         loops=f"{BENCH}/bench_paper1.loops.csv",
         provenance=f"{BENCH}/bench_paper1.provenance.json",
     params:
@@ -27,7 +28,8 @@ rule bench_paper1:
     resources:
         **slurm_options(timing_job("bench_paper1")),
     shell:
-        thread_env("{params.threads}") + "effmarl bench paper1 {params.args} --threads {params.threads} "
+        thread_env("{params.threads}") + "effmarl bench paper1 {params.args} --sections loops "
+        "--threads {params.threads} "
         "--profile {params.profile} --out {params.stem} > {log} 2>&1"
 
 
