@@ -41,8 +41,8 @@ def main() -> None:
     table = pd.DataFrame(rows)
     runs = sorted(metrics["run_id"].unique())
     commits = sorted(set(metrics["git_commit"])) if "git_commit" in metrics else []
-    header = (f"# N = {N} reward probe (issue 34)\n\nMADDPG on MPE simple_tag, N = {N}, paper1_reward's settings (lr 1e-3, "
-              f"batch 256 every 4 steps after 500 transitions, contiguous storage), batched learner; "
+    header = (f"# N = {N} reward probe (issue 34)\n\nMADDPG on MPE simple_tag, N = {N}, paper1_reward's settings "
+              f"(lr 1e-3, batch 256 every 4 steps after 500 transitions, contiguous storage), batched learner; "
               f"{len(runs)} runs ({', '.join(runs)}) at commit(s) {', '.join(c[:7] for c in commits)}; the random "
               f"policy's predators' return at N = {N}: {floor[0]:.1f} over {floor[1]} episodes. Each row: the runs' "
               f"first `episodes` episodes, the last 20 % of them per run (paper 1's final return).\n\n"
