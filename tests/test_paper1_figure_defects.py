@@ -20,7 +20,7 @@ from effmarl.analysis.figures import (
     paper1_scaling,
     skeleton_returns,
 )
-from effmarl.analysis.io import add_footer
+from effmarl.analysis.io import add_footer, source_line
 from effmarl.analysis.tables import paper1_claims, paper1_sampling
 
 
@@ -416,7 +416,9 @@ def test_ksweep_headline_calls_k_16_fastest_and_separated_when_it_is_10_percent_
     rounds, m = tmp_path / "rounds.parquet", tmp_path / "m.parquet"
     _bench_rounds(TEN_PERCENT).to_parquet(rounds)
     metrics.to_parquet(m)
-    fig, _ = paper1_ksweep.make([f"rounds={rounds}", f"metrics={m}"])
+    fig, runs = paper1_ksweep.make([f"rounds={rounds}", f"metrics={m}"])
+    # the footer names the runs drawn with their commit (the smoke run's said "commit unknown" for the k sweep's)
+    assert "commit unknown" not in source_line(runs) and set(metrics["run_id"]) <= set(runs["run_id"])
     shown = fig.get_suptitle().replace("\u00a0", " ").replace("\n", " ")
     assert "k = 16 has the lowest median sampling time" in shown and "separated from the next fastest" in shown
     medians = fig.axes[0].lines[0].get_ydata()

@@ -91,5 +91,6 @@ def make(inputs: list[str]):
         stamp(fig, ["right panel: " + ("no random-policy runs to show learning" if head["learned"] is None else
                                        "runs at or below the random policy's return, which ranks no k")])
     # the footer names the runs drawn: the k sweep's training runs and the benchmark's one
-    bench = rounds.drop_duplicates([c for c in RUN_COLUMNS if c in rounds])[[c for c in RUN_COLUMNS if c in rounds]]
-    return fig, pd.concat([table, bench], ignore_index=True)
+    drawn = [frame.drop_duplicates([c for c in RUN_COLUMNS if c in frame])[[c for c in RUN_COLUMNS if c in frame]]
+             for frame in (metrics, rounds)]  # each run's identity as its own table records it (commit included)
+    return fig, pd.concat(drawn, ignore_index=True)
