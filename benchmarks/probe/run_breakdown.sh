@@ -9,3 +9,8 @@ for study in mast_sweep mast_fig8 mast_dense mast_components mast_abl_dm; do
   nice -n 19 snakemake --cores 2 --rerun-incomplete "results/breakdown/$study/metrics.summary.parquet" \
     --configfile "$profile"
 done
+# then RigL with each of MAST's components added (rigl_plus_099.yaml)
+for study in mast_table1 mast_fig8 mast_abl_buffer; do
+  nice -n 19 snakemake --cores 2 --rerun-incomplete "results/rigl_plus/$study/metrics.summary.parquet" \
+    --configfile benchmarks/probe/rigl_plus_099.yaml
+done
