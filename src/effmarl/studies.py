@@ -168,6 +168,12 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
     return studies
 
 
+# The workflow rules whose outputs are times besides the timing studies' runs: the interleaved sampling benchmark and
+# `effmarl bench paper1`. With timing_studies, the one list of what runs alone (workflow/rules/common.smk schedules
+# it so; analysis/envelope.py prices it so).
+TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")
+
+
 def timing_studies(workflow_cfg: dict) -> list[str]:
     """The profile's studies declared `timing: true` in the catalogue: their runs' phase timers feed a time, a share
     of time or a timing ranking, so each run is a job with the machine to itself (workflow/rules/common.smk). Such a

@@ -6,7 +6,7 @@ import shlex
 from effmarl.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError
 from effmarl.outputs import resolve
-from effmarl.studies import process_groups, selection_studies, timing_studies
+from effmarl.studies import TIMING_RULES, process_groups, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
 from snakemake.exceptions import WorkflowError
 
@@ -109,7 +109,8 @@ def thread_env(threads="{threads}"):
 # Times taken alone (issue 34, docs/running.md): a job whose output becomes a time, a share of time or a timing
 # ranking runs with no other workflow job beside it. The timing jobs: every run of a study the catalogue declares
 # `timing: true` (configs/studies.yaml, effmarl.studies.timing_studies; they train under rules of their own,
-# train_<kind>_alone, from train_groups) and the rules named in TIMING_RULES; this is the one place that decides. Locally such a job reserves every core Snakemake schedules (threads = --cores;
+# train_<kind>_alone, from train_groups) and the rules named in effmarl.studies.TIMING_RULES; those two decide.
+# Locally such a job reserves every core Snakemake schedules (threads = --cores;
 # Snakemake caps a rule's threads at --cores, and `--cores all` is the machine's count), and every job reserves at
 # least one, so none starts beside it. On SLURM it asks for the node exclusively (slurm_extra) and one CPU
 # (cpus_per_task, the slurm profile's default). Either way the process it measures keeps MEASURED_THREADS: the
@@ -118,7 +119,6 @@ try:
     TIMING_STUDIES = timing_studies(config)
 except ConfigError as error:  # a timing study trains one run per process
     raise WorkflowError(str(error)) from None
-TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")  # the interleaved sampling benchmark, `effmarl bench paper1`
 MEASURED_THREADS = 1
 ALONE_ON_SLURM = "--exclusive"
 

@@ -31,8 +31,11 @@ Training jobs are the profile's own (effmarl.studies.expand_all and process_grou
 runs of a study whose outputs no workflow rule registers yet are counted too (the dry run does not list them; the
 estimate says how many). The makespan on N cores is a list schedule, longest remaining path first, with the two
 dependencies that shape it (a sparsity_from study's runs wait for mast_dense and mast_sweep; a ticket study's for its
-source) and every figure and table after all training; beside it Graham's bound for any greedy order,
-work / N + (1 - 1/N) x the longest dependency chain. Snakemake does not promise longest-first.
+source) and every figure and table after all training; a timing job (a run of a timing study, the sampling benchmark,
+`bench paper1`: studies.TIMING_RULES and timing_studies) holds every core while it runs, as the workflow schedules
+it. Beside it a bound for any greedy order: Graham's, work / N + (1 - 1/N) x the longest dependency chain, for the
+jobs that share the machine, plus each timing job's wall time and the longest shared job it may wait for. Snakemake
+does not promise longest-first.
 """
 
 from __future__ import annotations
@@ -68,6 +71,7 @@ class Job:
     cores: int = 1
     runs: int = 0
     deps: set[str] = field(default_factory=set)
+    alone: bool = False       # a timing job: it holds every core while it runs (studies.TIMING_RULES, timing_studies)
 
 
 # ---- per-run costs ------------------------------------------------------------------------------------------------
@@ -177,20 +181,22 @@ def analysis_kind(rule: str) -> str | None:
 def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame,
             counts: dict[str, int] | None) -> list[Job]:
     """Every job of the profile with its estimated seconds and dependencies."""
-    from effmarl.studies import process_groups, selection_studies
+    from effmarl.studies import TIMING_RULES, process_groups, selection_studies, timing_studies
 
     per_step = qmix_per_step(kinds)
+    timing = set(timing_studies(profile))
     jobs: list[Job] = []
     grouped = process_groups(profile, runs)
     in_group = {(study, rid) for study, ids in grouped.values() for rid in ids}
     for name, (study, ids) in grouped.items():
         cfgs = [runs[study][rid] for rid in ids]
         seconds = sum(run_seconds(c, per_step) for c in cfgs) - (len(cfgs) - 1) * start_seconds(cfgs[0])
-        jobs.append(Job(name, f"training: {study}", seconds, runs=len(cfgs)))
+        jobs.append(Job(name, f"training: {study}", seconds, runs=len(cfgs), alone=study in timing))
     for study, by_id in runs.items():
         for rid, cfg in by_id.items():
             if (study, rid) not in in_group:
-                jobs.append(Job(f"{study}/{rid}", f"training: {study}", run_seconds(cfg, per_step), runs=1))
+                jobs.append(Job(f"{study}/{rid}", f"training: {study}", run_seconds(cfg, per_step), runs=1,
+                                alone=study in timing))
     job_of = {(study, rid): name for name, (study, ids) in grouped.items() for rid in ids}
     job_of.update({(s, r): f"{s}/{r}" for s, by_id in runs.items() for r in by_id if (s, r) not in job_of})
     stage1 = {job_of[(s, r)] for s in ("mast_dense", "mast_sweep") if s in runs for r in runs[s]}
@@ -212,7 +218,7 @@ def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame
         if rule == "bench_sparse" and "run" in profile.get("bench", {}).get("sparse", {}):
             study, _, rid = profile["bench"]["sparse"]["run"].partition("/")
             deps = {job_of[(study, rid)]} if (study, rid) in job_of else set()
-        jobs.append(Job(rule, rule, seconds * cores, cores=cores, deps=deps))
+        jobs.append(Job(rule, rule, seconds * cores, cores=cores, deps=deps, alone=rule in TIMING_RULES))
     training = {j.name for j in jobs}
     for rule, n in (counts or {}).items():
         kind = analysis_kind(rule)
@@ -249,7 +255,8 @@ def _tails(jobs: list[Job]) -> dict[str, float]:
 
 def makespan(jobs: list[Job], cores: int) -> float:
     """Wall seconds of a list schedule on `cores`: whenever cores are free, start the ready job with the longest
-    remaining path that fits (a job takes min(its cores, `cores`) cores for seconds / its cores)."""
+    remaining path that fits (a job takes min(its cores, `cores`) cores for seconds / its cores; a timing job, `alone`,
+    takes every core, computing on its own ones)."""
     tail = _tails(jobs)
     left = {j.name: set(j.deps) for j in jobs}
     by_name = {j.name: j for j in jobs}
@@ -266,7 +273,7 @@ def makespan(jobs: list[Job], cores: int) -> float:
         while ready:
             item = heapq.heappop(ready)
             job = by_name[item[1]]
-            need = min(job.cores, cores)
+            need = cores if job.alone else min(job.cores, cores)
             if need <= free:
                 free -= need
                 heapq.heappush(running, (now + job.seconds / job.cores, job.name, need))
@@ -285,9 +292,14 @@ def makespan(jobs: list[Job], cores: int) -> float:
 
 
 def graham_bound(jobs: list[Job], cores: int) -> float:
-    """Any greedy list schedule finishes within work / cores + (1 - 1/cores) x the longest dependency chain."""
-    work = sum(j.seconds for j in jobs)
-    return work / cores + (1 - 1 / cores) * max(_tails(jobs).values())
+    """Any greedy list schedule finishes within work / cores + (1 - 1/cores) x the longest dependency chain (Graham)
+    for the jobs that share the machine (the chain through every job), plus the timing jobs' (`alone`) wall times in
+    series (not a strict bound: a timing job may also wait for the cores to drain)."""
+    shared = [j for j in jobs if not j.alone]
+    alone = [j for j in jobs if j.alone]
+    chain = max(_tails(jobs).values(), default=0.0)  # the longest chain, timing jobs on it included: an upper bound
+    bound = sum(j.seconds for j in shared) / cores + (1 - 1 / cores) * chain
+    return bound + sum(j.seconds / j.cores for j in alone)
 
 
 # ---- the table ----------------------------------------------------------------------------------------------------
