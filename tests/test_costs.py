@@ -166,13 +166,14 @@ def test_runs_sharing_a_process_pay_one_start_up_in_the_per_step_price(tmp_path)
 
 
 def test_the_default_profile_is_estimated_within_its_envelope():
-    """Issue 21's envelope, as estimated (docs/costs.md): <= 5 h of job time for the whole default profile, <= 2.5 h
-    on 2 cores, <= 30 min on 16 cores (longest path first), without a dry run (figures and tables: minutes)."""
+    """The default profile's envelope (issue 35, configs/default.yaml's header), as estimated (docs/costs.md): <= 7 h
+    of job time for the whole default profile, <= 3.5 h on 2 cores, <= 45 min on 16 cores (longest path first),
+    without a dry run (figures and tables: minutes)."""
     from effmarl.analysis.envelope import estimate
 
     root = Path(__file__).resolve().parents[1]
     table, summary = estimate(str(root / "configs" / "default.yaml"), str(root / "published" / "default"), None,
                               [2, 16])
-    assert summary["job_h"] <= 5.0 and summary["makespan_s"][2] <= 2.5 * 3600 and summary["makespan_s"][16] <= 1800
+    assert summary["job_h"] <= 7.0 and summary["makespan_s"][2] <= 3.5 * 3600 and summary["makespan_s"][16] <= 2700
     kinds = set(table["kind"])
     assert {"training: mast_table1", "training: paper1", "paper1_counters"} <= kinds

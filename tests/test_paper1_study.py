@@ -87,3 +87,22 @@ def test_reward_claim_pairs_runs_by_seed_and_pools_storages():
         for storage in ("reference", "contiguous"):
             rewards[("neighbor", seed, storage)] = [0.0] * 4 + [uniform[seed] - 5 - seed]
     assert "significantly lower" in paper1_claims.reward_row(_metrics(rewards))["ours"]
+
+
+def test_the_n12_reward_row_reads_the_n12_reward_study_in_place_of_other_n12_runs():
+    """paper1_reward (N = 3) beside paper1_reward_n12: each N's row from its own study; paper1's unlearned N = 12 runs
+    (where a profile falls back to them) never pool with the N = 12 study's. Differences +2, +2, +2 at N = 12."""
+    def runs(study, n, differences):
+        rewards = {}
+        for seed, d in enumerate(differences):
+            rewards[("uniform", seed, "contiguous")] = [0.0] * 4 + [100.0]
+            rewards[("neighbor", seed, "contiguous")] = [0.0] * 4 + [100.0 + d]
+        return _metrics(rewards).assign(**{"cfg.study": study, "cfg.env.n_agents": n})
+
+    n3, n12 = runs("paper1_reward", 3, [1.0, -1.0, 0.0]), runs("paper1_reward_n12", 12, [2.0, 2.0, 2.0])
+    stale = runs("paper1", 12, [-50.0, -60.0, -70.0])
+    metrics = paper1_claims.with_n12(pd.concat([n3, stale]), n12)
+    assert set(metrics["cfg.study"]) == {"paper1_reward", "paper1_reward_n12"}
+    assert paper1_claims.reward_row(metrics, None, 12)["ours"].startswith("+2.00 (95 % CI [+2.00, +2.00], 3 pairs")
+    assert paper1_claims.reward_row(metrics, None, 3)["ours"].startswith("+0.00 (")
+    assert paper1_claims.with_n12(n3, None) is n3 and paper1_claims.with_n12(None, n12) is n12

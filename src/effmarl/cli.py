@@ -109,51 +109,13 @@ def _load_entry(registry: dict, name: str, kind: str):
     return importlib.import_module(registry[name])
 
 
-def _check_out_stem(out: str) -> None:
-    """--out of figure/table/index is a path without extension: a suffix would be replaced silently."""
-    if Path(out).suffix:
-        raise ConfigError([f"--out must be a path without an extension; {Path(out).suffix!r} would be replaced "
-                           f"(write e.g. {str(Path(out)).replace('.', '_')})"], str(out))
-
-
-def _check_named_inputs(inputs: list[str], module, name: str) -> None:
-    """The module's input roles first (a missing or unknown role is named), then every file behind them, then that
-    the trained runs they hold come from one commit (metrics.require_one_commit)."""
-    from effmarl.analysis.io import input_paths, named_inputs, runs_of
-    from effmarl.analysis.metrics import require_one_commit
-
-    if hasattr(module, "INPUTS"):
-        named_inputs(inputs, module.INPUTS, name)
-    _check_inputs(input_paths(inputs))
-    require_one_commit(runs_of(inputs), name)
-
-
-def _check_inputs(paths: list[str]) -> None:
-    """Study tables a figure or table is drawn from: readable parquet files with at least one finite number."""
-    import numpy as np
-    import pandas as pd
-
-    for path in paths:
-        if not Path(path).is_file():
-            raise ConfigError(["no such file" if not Path(path).exists() else "not a file"], path)
-        if not path.endswith(".parquet"):
-            continue
-        try:
-            frame = pd.read_parquet(path)
-        except Exception as exc:
-            raise ConfigError([f"not a readable parquet table ({' '.join(str(exc).split())[:160]})"], path) from None
-        numbers = frame.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
-        if frame.empty or not np.isfinite(numbers).any():
-            raise ConfigError([f"no finite data ({len(frame)} rows); refusing to draw from it"], path)
-
-
 def _cmd_figure(args) -> int:
     from effmarl.analysis.figures import FIGURES
-    from effmarl.analysis.io import save_figure
+    from effmarl.analysis.io import check_named_inputs, check_out_stem, save_figure
 
-    _check_out_stem(args.out)
+    check_out_stem(args.out)
     module = _load_entry(FIGURES, args.name, "figure")
-    _check_named_inputs(args.inputs, module, f"figure {args.name}")
+    check_named_inputs(args.inputs, module, f"figure {args.name}")
     variants = list(getattr(module, "OUTPUT", {}).get("variants", ()))
     if args.variant is not None and args.variant not in variants:
         raise ConfigError([f"--variant {args.variant!r}: figure {args.name} has "
@@ -167,12 +129,12 @@ def _cmd_figure(args) -> int:
 
 
 def _cmd_table(args) -> int:
-    from effmarl.analysis.io import save_table
+    from effmarl.analysis.io import check_named_inputs, check_out_stem, save_table
     from effmarl.analysis.tables import TABLES
 
-    _check_out_stem(args.out)
+    check_out_stem(args.out)
     module = _load_entry(TABLES, args.name, "table")
-    _check_named_inputs(args.inputs, module, f"table {args.name}")
+    check_named_inputs(args.inputs, module, f"table {args.name}")
     for path in save_table(module.make(args.inputs), args.out, args.inputs, name=args.name,
                            caption=module.CAPTION):
         print(path)
@@ -181,8 +143,9 @@ def _cmd_table(args) -> int:
 
 def _cmd_index(args) -> int:
     from effmarl.analysis.index import write_index
+    from effmarl.analysis.io import check_out_stem
 
-    _check_out_stem(args.out)
+    check_out_stem(args.out)
     for path in write_index(args.outputs, args.out, json.loads(args.left_out) if args.left_out else None):
         print(path)
     return 0

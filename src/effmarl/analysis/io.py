@@ -22,6 +22,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from effmarl import provenance  # noqa: E402
+from effmarl.analysis.metrics import require_one_commit  # noqa: E402
 from effmarl.analysis.metrics.runs import RUN_COLUMNS  # noqa: E402
 from effmarl.config import ConfigError  # noqa: E402
 from effmarl.io import write_json, write_text, write_with  # noqa: E402
@@ -174,3 +175,40 @@ def save_table(table: pd.DataFrame, out_stem: str | Path, inputs: list[str], *, 
     md = write_text(out_stem.with_suffix(".md"), header + body.to_markdown(index=False) + "\n")
     _sidecar(out_stem, "table", name, caption, inputs, runs_of(inputs), evidence)
     return [csv, md]
+
+
+# ---- checks of a figure / table invocation (`effmarl figure|table|index`), before anything is drawn ----------------
+
+def check_out_stem(out: str) -> None:
+    """--out of figure/table/index is a path without extension: a suffix would be replaced silently."""
+    if Path(out).suffix:
+        raise ConfigError([f"--out must be a path without an extension; {Path(out).suffix!r} would be replaced "
+                           f"(write e.g. {str(Path(out)).replace('.', '_')})"], str(out))
+
+
+def check_named_inputs(inputs: list[str], module, name: str) -> None:
+    """The module's input roles first (a missing or unknown role is named), then every file behind them, then that
+    the trained runs they hold come from one commit (metrics.require_one_commit)."""
+    if hasattr(module, "INPUTS"):
+        named_inputs(inputs, module.INPUTS, name)
+    check_input_files(input_paths(inputs))
+    require_one_commit(runs_of(inputs), name)
+
+
+def check_input_files(paths: list[str]) -> None:
+    """Study tables a figure or table is drawn from: readable parquet files with at least one finite number."""
+    import numpy as np
+    import pandas as pd
+
+    for path in paths:
+        if not Path(path).is_file():
+            raise ConfigError(["no such file" if not Path(path).exists() else "not a file"], path)
+        if not path.endswith(".parquet"):
+            continue
+        try:
+            frame = pd.read_parquet(path)
+        except Exception as exc:
+            raise ConfigError([f"not a readable parquet table ({' '.join(str(exc).split())[:160]})"], path) from None
+        numbers = frame.select_dtypes("number").to_numpy(dtype=float, na_value=np.nan)
+        if frame.empty or not np.isfinite(numbers).any():
+            raise ConfigError([f"no finite data ({len(frame)} rows); refusing to draw from it"], path)

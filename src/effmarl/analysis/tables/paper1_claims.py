@@ -67,6 +67,8 @@ INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional":
                       "doc": "phases.summary.parquet of the phase-scaling study (one budget at every N)"},
           "metrics": {"study": ["paper1_reward", "paper1"], "take": "first", "optional": True,
                       "doc": "metrics.summary.parquet of the study whose predators learn (the reward claim)"},
+          "metrics_n12": {"study": "paper1_reward_n12", "optional": True,
+                          "doc": "metrics.summary.parquet of the N = 12 reward study (the N = 12 reward row)"},
           "random": {"study": "skeleton", "optional": True,
                      "doc": "metrics.summary.parquet of the random policy (the floor)"},
           "ksweep_rounds": {"result": "paper1_micro/sampling_bench.rounds.parquet", "optional": True,
@@ -76,6 +78,16 @@ INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional":
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
+
+
+def with_n12(metrics: pd.DataFrame | None, n12: pd.DataFrame | None) -> pd.DataFrame | None:
+    """The reward rows' runs: `metrics` (paper1_reward's, or paper1's where a profile has no reward study) with the
+    N = 12 reward study's runs in place of any other N = 12 runs (paper1's at paper scale would else be pooled)."""
+    if n12 is None:
+        return metrics
+    if metrics is None:
+        return n12
+    return pd.concat([metrics[metrics["cfg.env.n_agents"] != 12], n12], ignore_index=True)
 
 
 def _hardware(path: str) -> str:
@@ -281,7 +293,7 @@ def make(inputs: list[str]) -> pd.DataFrame:
     def read(role):
         return pd.concat([pd.read_parquet(p) for p in named[role]], ignore_index=True) if named[role] else None
 
-    phases, metrics = read("phases"), read("metrics")
+    phases, metrics = read("phases"), with_n12(read("metrics"), read("metrics_n12"))
     scaling = read("scaling")
     random = read("random")
     rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
