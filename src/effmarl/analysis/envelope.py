@@ -331,6 +331,7 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                "core_h": frame["core_s"].sum() / 3600,
                "makespan_s": {c: makespan(jobs, c) for c in cores}, "bound_s": {c: graham_bound(jobs, c)
                                                                             for c in cores},
+               "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
                "dry_run_training_jobs": None if counts is None else dry_runs + dry_groups,
                "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(kinds).items()}}
@@ -349,6 +350,8 @@ def write(profile: str, published: str, dry_run: str | None, cores: list[int], o
     for c in cores:
         lines.append(f"- {c} cores: makespan {s['makespan_s'][c] / 60:.0f} min (longest remaining path first); any "
                      f"greedy order within {s['bound_s'][c] / 60:.0f} min (Graham's bound).")
+    lines.append(f"- Timing jobs, each alone on the machine whatever its cores (studies.TIMING_RULES and the timing "
+                 f"studies' runs): {s['alone_s'] / 60:.0f} min in series, in every makespan above.")
     per_step = ", ".join(f"{k} {v:.3f} ms" for k, v in s["per_step_ms"].items())
     lines += ["", f"QMIX on SMAX 3m per env step (from {published}/mast/costs.csv, start-up and evaluation taken "
               f"off): {per_step}; start-up {QMIX_START_S:.0f} s per process.", ""]
