@@ -139,10 +139,12 @@ def test_the_reward_claim_measures_the_predators_return_not_all_agents():
     assert row["ours"].startswith("+0.00"), row["ours"]
 
 
-def test_a_reward_row_for_an_agent_count_without_learning_runs_says_so():
+def test_a_reward_row_for_an_agent_count_without_learning_runs_says_so_and_names_the_study_that_has_them():
     metrics = _reward_metrics(_final({"uniform": [20.0], "neighbor": [21.0]}), n=3)
     row = paper1_claims.reward_row(metrics, _random_metrics(8.0), n_agents=12)
-    assert row["ours"] == paper1_claims.NOT_MEASURED + " (no runs at a budget where predators learn)"
+    assert row["ours"] == (paper1_claims.NOT_MEASURED + " (no runs at a budget where predators learn: "
+                           "study paper1_reward_n12 trains them)")
+    assert paper1_claims.reward_row(None, None, n_agents=3)["ours"].endswith("study paper1_reward trains them)")
 
 
 def test_the_index_names_each_output_once_even_when_one_module_draws_several_studies(tmp_path):

@@ -151,7 +151,9 @@ def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None,
     if metrics is not None and n_agents is not None and "cfg.env.n_agents" in metrics:
         metrics = metrics[metrics["cfg.env.n_agents"] == n_agents]
     if metrics is None or not {"uniform", "neighbor"} <= set(metrics.get("cfg.replay.sampler", [])):
-        return _row(claim, paper, NOT_MEASURED + " (no runs at a budget where predators learn)", "", "")
+        study = INPUTS["metrics_n12"]["study"] if n_agents == 12 else INPUTS["metrics"]["study"][0]
+        return _row(claim, paper, f"{NOT_MEASURED} (no runs at a budget where predators learn: study {study} trains "
+                    "them)", "", "")
     final = final_rewards(metrics, team="predator")
     pair_keys = ["cfg.study", *[k for k in grid_keys(metrics) if k not in DRAW_KEYS | {"cfg.study"}]]
     pairs = paired(final, pair_keys, "cfg.replay.sampler", "reward", "uniform", "neighbor")
