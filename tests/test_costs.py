@@ -136,6 +136,16 @@ def test_the_dry_run_job_stats_are_read_by_rule():
         "aggregate", "figure_index", "figure", "table", None]
 
 
+def test_a_dry_runs_training_jobs_count_interleaved_pairs_and_seed_groups_beside_single_runs():
+    """The default's dry run schedules 16 pairs_paper1_<n> jobs; the estimate counted them as unregistered."""
+    from effmarl.analysis.envelope import dry_run_training_jobs
+
+    counts = {"train_offpolicy": 26, "train_offpolicy_alone": 10, "train_random": 10, "aggregate": 9,
+              "batch_mast_dense_16": 1, "lockstep_mast_sweep_3": 1, "figure_paper1_end_to_end": 1,
+              **{f"pairs_paper1_{i}": 1 for i in range(16)}}
+    assert dry_run_training_jobs(counts) == 26 + 10 + 10 + 1 + 1 + 16
+
+
 def test_qmix_runs_are_priced_from_the_published_table1_per_step_cost(tmp_path):
     """Per env step: (published mean job seconds - start-up - its evaluations) / 250 000, per kind of method; a run
     of the same settings at another budget costs start-up + per-step x budget + its evaluations; runs in one process

@@ -304,6 +304,17 @@ def graham_bound(jobs: list[Job], cores: int) -> float:
 
 # ---- the table ----------------------------------------------------------------------------------------------------
 
+# The workflow's training rules (workflow/rules/runs.smk, lockstep.smk; group names from studies.process_groups): one
+# run (train_<kind>, train_<kind>_alone), seeds in one process (batch_<study>_<n>, lockstep_<study>_<n>) and
+# interleaved neighbor/uniform pairs (pairs_<study>_<n>).
+TRAINING_RULE_PREFIXES = ("train_", "batch_", "lockstep_", "pairs_")
+
+
+def dry_run_training_jobs(counts: dict[str, int]) -> int:
+    """How many training jobs a dry run's job stats (dry_run_counts) schedule."""
+    return sum(n for rule, n in counts.items() if rule.startswith(TRAINING_RULE_PREFIXES))
+
+
 def estimate(profile_path: str, published: str, dry_run: str | None, cores: list[int]) -> tuple[pd.DataFrame, dict]:
     from effmarl.studies import expand_all, load_profile
 
@@ -323,17 +334,13 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                            "longest_job_s": frame["job_s"].max()}])
     table = pd.concat([table, total], ignore_index=True)
     table["job_h"] = table["job_s"] / 3600
-    trained = {rule: n for rule, n in (counts or {}).items()
-               if rule.startswith(("train_", "batch_", "lockstep_"))}
-    dry_runs = sum(n for rule, n in trained.items() if rule.startswith("train_"))
-    dry_groups = sum(n for rule, n in trained.items() if not rule.startswith("train_"))
     summary = {"profile": str(profile_path), "job_h": frame["job_s"].sum() / 3600,
                "core_h": frame["core_s"].sum() / 3600,
                "makespan_s": {c: makespan(jobs, c) for c in cores}, "bound_s": {c: graham_bound(jobs, c)
                                                                             for c in cores},
                "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
-               "dry_run_training_jobs": None if counts is None else dry_runs + dry_groups,
+               "dry_run_training_jobs": None if counts is None else dry_run_training_jobs(counts),
                "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(kinds).items()}}
     return table, summary
 

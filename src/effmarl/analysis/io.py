@@ -19,6 +19,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # figures are written to files, never shown: no display needed
 import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from effmarl import provenance  # noqa: E402
@@ -197,9 +198,6 @@ def check_named_inputs(inputs: list[str], module, name: str) -> None:
 
 def check_input_files(paths: list[str]) -> None:
     """Study tables a figure or table is drawn from: readable parquet files with at least one finite number."""
-    import numpy as np
-    import pandas as pd
-
     for path in paths:
         if not Path(path).is_file():
             raise ConfigError(["no such file" if not Path(path).exists() else "not a file"], path)
