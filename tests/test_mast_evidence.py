@@ -204,13 +204,14 @@ def _ablation_inputs(tmp_path) -> dict[str, list[str]]:
             "mast_table10": p(one("mast_abl_dm", "cfg.sparse.delta_m", (100, 200)), "dm")}
 
 
-@pytest.mark.parametrize("name", ["mast_selection", "mast_table1", "mast_table5", "mast_table6", "mast_table7",
-                                  "mast_table8", "mast_table9", "mast_table10"])
+@pytest.mark.parametrize("name", ["mast_selection", "mast_table1", "mast_table5", "mast_values", "mast_table6",
+                                  "mast_table7", "mast_table8", "mast_table9", "mast_table10"])
 def test_every_paper2_table_of_one_seed_carries_the_stamp_in_its_csv_and_above_its_md_caption(name, tmp_path):
     module = importlib.import_module(TABLES[name])
-    if name in ("mast_selection", "mast_table1", "mast_table5"):
+    if name in ("mast_selection", "mast_table1", "mast_table5", "mast_values"):
         inputs = cells_inputs(tmp_path, seeds=1)
-        keep = {"mast_selection": ("dense=", "sweep="), "mast_table5": ("dense=", "sweep=", "baselines=", "selection=")}
+        cells = ("dense=", "sweep=", "baselines=", "selection=")
+        keep = {"mast_selection": ("dense=", "sweep="), "mast_table5": cells, "mast_values": cells}
         inputs = [a for a in inputs if a.startswith(keep.get(name, ("",)))]
     else:
         inputs = _ablation_inputs(tmp_path)[name]

@@ -11,7 +11,7 @@ import yaml
 MAST_FIGURES = ["fig1_methods_3s5z", "fig4_multi_step", "fig5_soft_mellowmax", "fig6_dual_buffer",
                 "fig8_win_rate_vs_sparsity", "fig10_tickets", "fig11_first_layer_masks", "fig12_allocation",
                 "fig13_curves_qmix", "fig14_curves_ow_qmix", "fig15_curves_res_qmix", "fig16_operators"]
-MAST_TABLES = ["selection", "table1", "table5", "table6_burn_in", "table7_lambda", "table8_soft_mellowmax",
+MAST_TABLES = ["selection", "table1", "table5", "values", "table6_burn_in", "table7_lambda", "table8_soft_mellowmax",
                "table9_b1_b2", "table10_delta_m", "claims"]
 METHODS = {"Dense", "Tiny", "SS", "SET", "RigL", "RLx2", "MAST"}
 

@@ -6,6 +6,7 @@ TABLES = {
     "mast_selection": "effmarl.analysis.tables.mast_selection",
     "mast_table1": "effmarl.analysis.tables.mast_table1",
     "mast_table5": "effmarl.analysis.tables.mast_table5",
+    "mast_values": "effmarl.analysis.tables.mast_values",
     "mast_table6": "effmarl.analysis.tables.mast_table6",
     "mast_table7": "effmarl.analysis.tables.mast_table7",
     "mast_table8": "effmarl.analysis.tables.mast_table8",
