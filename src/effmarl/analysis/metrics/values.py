@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.mast import ALGO, MAP, METHOD, SPARSITY, cell_sparsity
+from effmarl.analysis.metrics.mast import ALGO, MAP, METHOD, METHOD_ORDER, SPARSITY, cell_sparsity
 from effmarl.analysis.metrics.runs import per_run, run_columns
 from effmarl.analysis.metrics.stats import mean_interval
 from effmarl.schedules import FINAL_FRACTION
@@ -47,8 +47,9 @@ def verdict(lo: float, hi: float) -> str:
 def value_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
                 selection: pd.DataFrame | None) -> pd.DataFrame:
     """Table 1's cells (the sparsity its baselines ran at, as `cell_sparsity` decides; MAST's sweep runs at it; dense):
-    one row per (algo, map, method) with `sparsity`, `seeds`, `q_taken`, `return_obtained`, `bias` (means over seeds),
-    `bias_lo`, `bias_hi` (95 % t-interval), `bias_seeds` (runs that recorded G) and `verdict`."""
+    one row per (algo, map, method), in Table 1's order, with `sparsity`, `seeds`, `q_taken`, `return_obtained`,
+    `bias` (means over seeds), `bias_lo`, `bias_hi` (95 % t-interval), `bias_seeds` (runs that recorded G) and
+    `verdict`."""
     cells = cell_sparsity(selection, baselines)[["algo", "map", "sparsity"]].rename(columns={"algo": ALGO, "map": MAP})
     parts = [value_bias(dense).assign(**{METHOD: "dense", "_s": 0.0})]
     for frame, method in ((sweep, "mast"), (baselines, None)):
@@ -69,4 +70,9 @@ def value_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFram
                      "return_obtained": group["return_obtained"].mean(),
                      "bias": float(bias.mean()) if len(bias) else np.nan, "bias_lo": lo, "bias_hi": hi,
                      "bias_seeds": len(bias), "verdict": verdict(lo, hi) if len(bias) else "return not recorded"})
-    return pd.DataFrame(rows)
+    order = {m: i for i, m in enumerate(METHOD_ORDER)}  # Table 1's row order
+    out = pd.DataFrame(rows)
+    if out.empty:
+        return out
+    return out.sort_values(["algo", "map", "method"], key=lambda c: c.map(order) if c.name == "method" else c,
+                           ignore_index=True)
