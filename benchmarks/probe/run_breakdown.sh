@@ -7,7 +7,7 @@
 # from the default profile's Table 1 at 0.99 (3 seeds), so breakdown_099.yaml's mast_fig8 and mast_dense are not run
 # here. Lowest priority (win rates do not depend on what runs beside); finished runs are kept if it is interrupted,
 # and the same command resumes. Then:
-#   python benchmarks/probe/summarise_breakdown.py results/probe results/breakdown results/rigl_plus results/default \
+#   python benchmarks/probe/summarise_breakdown.py results/default results/breakdown results/rigl_plus results/probe \
 #       --sparsity 0.99 --out benchmarks/results/breakdown_099_3m
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -8,9 +8,10 @@ the mean Q_tot of the taken actions minus the mean discounted return that the sa
 (`Learner.loss`), both averaged over the training rows of the final 10 % of env steps, then over seeds (paper 2's
 mechanism: sparse networks' targets over-estimate, Soft Mellowmax, hybrid TD(λ) and the dual buffer repair them).
 Runs come from any number of results directories (the probe's, the breakdown's, the default profile's); a run counts
-once it has its provenance.json. Dense is the reference of every ratio (the dense runs found, any sparsity).
+once it has its provenance.json; a (configuration, seed) trained in several directories counts once, from the first
+directory given. Dense is the reference of every ratio (the dense runs found, any sparsity).
 
-    python benchmarks/probe/summarise_breakdown.py results/probe results/breakdown results/rigl_plus results/default \
+    python benchmarks/probe/summarise_breakdown.py results/default results/breakdown results/rigl_plus results/probe \
         --sparsity 0.99 --out benchmarks/results/breakdown_099_3m
 """
 
@@ -76,7 +77,9 @@ def runs_in(roots: list[Path]) -> tuple[pd.DataFrame, list[str]]:
             elif run.parent.name not in ("logs", "benchmarks"):
                 unfinished.append(f"{root.name}/{run.parent.name}/{run.name}")
     runs = pd.DataFrame(rows)
-    if len(runs):  # one result per (configuration, seed): a seed trained twice (the same config) counts once
+    if len(runs):  # one result per (configuration, seed), from the first directory given: the same seed trained in
+        # another process (2 vs 3 seeds in lockstep) gives another result (SET 0.99 seed 0: 0.439 vs 0.366), correlated
+        # with it (same initial weights and environment seeds), so it is not a further seed
         runs = runs.drop_duplicates([*KEYS, "seed"], keep="first")
     return runs, unfinished
 
