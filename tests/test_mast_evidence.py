@@ -304,7 +304,7 @@ def test_every_claims_row_has_a_value_with_its_interval_or_names_the_runs_it_nee
     md = tmp_path / "claims"
     save_table(mast_claims.make(inputs), md, inputs, name="mast_claims", caption=mast_claims.CAPTION)
     first = md.with_suffix(".md").read_text().splitlines()[0]
-    assert first == ("**evidence per row (column `evidence`, metrics.evidence): 7 of 9 claims with a measured value "
+    assert first == ("**evidence per row (column `evidence`, metrics.evidence): 8 of 10 claims with a measured value "
                      "on evidence; 0 by construction (a reduction that follows from a declared sparsity; the win rate "
                      "at it is what is measured); 0 not claimed (illustrative runs: the stamp instead of the value); 2 "
                      "not measured (the runs they need named)**")
@@ -334,10 +334,10 @@ def test_claims_rows_resting_on_illustrative_runs_give_the_stamp_instead_of_thei
     claims = mast_claims.make(cells_inputs(tmp_path, seeds=2))
     stamp = "illustrative: 2 seeds, 1,000 steps — not evidence (fewer than 3 seeds in every compared cell)"
     measured = claims[~claims["ours"].str.startswith("not measured")]
-    assert len(measured) == 5  # largest FLOPs, QMIX average, size, win rate, sweep: all on the one QMIX 3m cell
+    assert len(measured) == 6  # largest FLOPs, QMIX average, size, win rate, baselines, sweep: the one QMIX 3m cell
     assert (measured["ours"] == f"not claimed: {stamp}").all() and (measured["evidence"] == stamp).all()
     assert (measured["ratio ours/paper"] == "").all()
-    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 0 of 9 claims")
+    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 0 of 10 claims")
 
 
 def test_claims_read_the_cells_sparsity_from_the_runs_where_no_selection_is_given(tmp_path):
@@ -557,7 +557,7 @@ def test_claims_label_reductions_at_a_declared_sparsity_by_construction_and_do_n
         assert row["ratio ours/paper"] == ""
     assert claims.loc["MAST's win rate relative to dense, every cell", "kind"] == "measured"
     # 3 rows with a value are reductions by construction; the win-rate rows are what is measured
-    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 2 of 9 claims "
+    assert claims.attrs["evidence"].startswith("evidence per row (column `evidence`, metrics.evidence): 3 of 10 claims "
                                                "with a measured value on evidence; 3 by construction")
 
 
@@ -580,3 +580,38 @@ def test_up_to_20x_is_measured_only_at_a_cell_that_has_that_reduction_or_where_t
     average = claims.loc["average training-FLOPs reduction over maps, MAST-QMIX"]
     assert average["kind"] == "measured" and average["ratio ours/paper"] == f"{4.0 / 10.0:.2f}"
     assert "(at the sparsity the 3 % rule chose, 0.9: MAST within 3 % by its whole interval)" in average["ours"]
+
+
+def test_the_claims_put_mast_against_each_baseline_where_the_baselines_fall_below_dense(tmp_path):
+    """The paper's central claim as a row: the baselines that fall below dense by their whole interval, MAST's own
+    verdict, and MAST / each baseline with Fieller's interval; 'MAST above' only where the whole interval is > 1."""
+    row = mast_claims.make(cells_inputs(tmp_path)).set_index("claim").loc[
+        "MAST above the sparse baselines where they fall below dense (Table 1's cells)"]
+    # every seed alike: dense 0.80, MAST 0.78, Tiny 0.40, SS 0.60, SET 0.64, RigL 0.72, RLx2 0.76; intervals collapse
+    assert row["ours"] == (
+        "QMIX 3m 0.9: below dense by the whole interval: Tiny 0.50 [0.50, 0.50], SS 0.75 [0.75, 0.75], SET 0.80 "
+        "[0.80, 0.80], RigL 0.90 [0.90, 0.90], RLx2 0.95 [0.95, 0.95]; MAST / dense 0.975 [0.975, 0.975], P = 0.00 "
+        "(within 3 % by its whole interval); MAST / Tiny 1.95 [1.95, 1.95] MAST above; SS 1.30 [1.30, 1.30] MAST "
+        "above; SET 1.22 [1.22, 1.22] MAST above; RigL 1.08 [1.08, 1.08] MAST above; RLx2 1.03 [1.03, 1.03] MAST "
+        "above; above 5 of 5 baselines by the whole interval")
+    assert row["evidence"].startswith("evidence: 3 seeds") and row["sparsity"] == "QMIX 3m 0.9"
+
+
+def test_mast_against_a_baseline_is_undecided_where_the_ratio_interval_holds_one():
+    cfg = {"cfg.sparse.sparsity": 0.9}
+    frame = pd.concat([runs("mast_sweep", [curve(w, w) for w in (0.5, 0.6, 0.7)], **cfg),
+                       runs("mast_table1", [curve(w, w) for w in (0.55, 0.6, 0.65)],
+                            **{**cfg, "cfg.sparse.method": "rigl"}),
+                       runs("mast_table1", [curve(w, w) for w in (0.2, 0.25, 0.3)],
+                            **{**cfg, "cfg.sparse.method": "static"})], ignore_index=True)
+    final = metrics.final_win_rate(frame)
+    final["cfg.sparse.method"] = final["cfg.sparse.method"].where(final["cfg.study"] != "mast_sweep", "mast")
+    table = metrics.mast.versus_baselines(final).set_index("method")
+    assert list(table.index) == ["static", "rigl"]  # Table 1's method order
+    lo, hi = metrics.ratio_interval([0.5, 0.6, 0.7], [0.55, 0.6, 0.65], trim=metrics.IQM_TRIM)
+    assert table.loc["rigl", ["ratio", "lo", "hi"]].tolist() == pytest.approx([1.0, lo, hi])
+    assert lo < 1 < hi and table.loc["rigl", "verdict"] == "undecided"
+    assert table.loc["static", "ratio"] == pytest.approx(0.6 / 0.25) and table.loc["static", "verdict"] == "MAST above"
+    assert table.loc["static", "seeds"] == "3, 3"
+    assert [metrics.mast.ratio_verdict(*b) for b in ((1.01, 2), (0.5, 0.99), (0.9, 1.1), (np.nan, 1))] == [
+        "MAST above", "MAST below", "undecided", "no interval"]

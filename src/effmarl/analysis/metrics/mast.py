@@ -340,19 +340,12 @@ def _with_ratios(final: pd.DataFrame, sparsity: pd.DataFrame | None) -> pd.DataF
     return final.merge(sparsity[keep].drop_duplicates(cols), on=cols, how="left")
 
 
-def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
-                 sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
-    """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
-    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
-    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
-    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
-    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
-    estimate; None without one) and
-    `selected_sparsity` (the selection's chosen sparsity).
-
-    The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
-    selection's choice where the profile takes it from there - else, without baseline runs, the selection's chosen
-    one. MAST rows are the sweep runs at that sparsity; baselines are kept at it. Every run of a cell must be
+def table1_runs(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
+                sparsity: pd.DataFrame | None, selection: pd.DataFrame | None,
+                k: int = LAST_K) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1's runs, one row per run with its final win rate (`final_win_rate`), its method (dense, mast or the
+    baseline's) and size / FLOPs ratios, kept at its cell's sparsity (`cell_sparsity`); and the cells' chosen
+    sparsities (columns ALGO, MAP, `_s`, `selection_admissible`, `selected_sparsity`). Every run of a cell must be
     trained alike (require_comparable)."""
     require_comparable({"dense": dense, "sweep": sweep, "baselines": baselines}, "Table 1")
     chosen = cell_sparsity(selection, baselines).drop(columns="sparsity_source").rename(
@@ -369,7 +362,25 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
         f["_s"] = _key(f, SPARSITY)
         f = f.merge(chosen[[ALGO, MAP, "_s"]], on=[ALGO, MAP, "_s"], how="inner").drop(columns="_s")
         parts.append(f)
-    runs = pd.concat(parts, ignore_index=True)
+    return pd.concat(parts, ignore_index=True), chosen
+
+
+def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
+                 sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
+    """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
+    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
+    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
+    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
+    estimate; None without one) and
+    `selected_sparsity` (the selection's chosen sparsity).
+
+    The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
+    selection's choice where the profile takes it from there - else, without baseline runs, the selection's chosen
+    one. MAST rows are the sweep runs at that sparsity; baselines are kept at it. Every run of a cell must be
+    trained alike (require_comparable)."""
+    runs, chosen = table1_runs(dense, sweep, baselines, sparsity, selection, k)
+    fd = runs[runs[METHOD] == "dense"]
     keys = [ALGO, MAP, METHOD]
     table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], fd, keys, [ALGO, MAP]),
                                          on=keys, how="left")
@@ -399,6 +410,40 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
 
 
 METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
+
+
+def ratio_verdict(lo, hi, of: str = "MAST") -> str:
+    """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi]: '<of> above'
+    where the whole interval lies above 1, '<of> below' where it lies under 1, else 'undecided' (NaN bounds:
+    'no interval')."""
+    if pd.isna(lo) or pd.isna(hi):
+        return "no interval"
+    return f"{of} above" if lo > 1 else f"{of} below" if hi < 1 else "undecided"
+
+
+def versus_baselines(runs: pd.DataFrame, value: str = "win_rate") -> pd.DataFrame:
+    """Paper 2's central comparison in each Table-1 cell (`table1_runs`' runs): per (algo, map) and baseline method,
+    `ratio` = IQM of MAST's runs / IQM of the baseline's with Fieller's 95 % interval (`lo`, `hi`:
+    stats.ratio_interval, trim IQM_TRIM - the interval Table 1 gives against dense), `p_improvement` = P(a MAST run
+    beats a baseline run), `verdict` (ratio_verdict) and `seeds` (MAST's, the baseline's). One row per baseline
+    present in a cell that also has MAST runs."""
+    rows = []
+    for (algo, name), cell in runs.groupby([ALGO, MAP], sort=True):
+        mast = cell.loc[cell[METHOD] == "mast", value].to_numpy(dtype=float)
+        if not len(mast):
+            continue
+        for method, group in cell[~cell[METHOD].isin(["dense", "mast"])].groupby(METHOD, sort=False):
+            other = group[value].to_numpy(dtype=float)
+            lo, hi = ratio_interval(mast, other, trim=IQM_TRIM)
+            ref = iqm(other[np.isfinite(other)])
+            rows.append({"algo": algo, "map": name, "method": method,
+                         "ratio": float(iqm(mast[np.isfinite(mast)]) / ref) if ref > 0 else np.nan,
+                         "lo": lo, "hi": hi, "p_improvement": probability_of_improvement(mast, other),
+                         "verdict": ratio_verdict(lo, hi), "seeds": f"{len(mast)}, {len(other)}"})
+    table = pd.DataFrame(rows, columns=["algo", "map", "method", "ratio", "lo", "hi", "p_improvement", "verdict",
+                                        "seeds"])
+    order = table["method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
+    return table.assign(_o=order).sort_values(["algo", "map", "_o"]).drop(columns="_o").reset_index(drop=True)
 
 
 def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
