@@ -36,6 +36,21 @@ def test_tends_to_max_as_omega_grows():
     assert gaps[-1] < 1e-2
 
 
+def test_the_operator_is_in_reward_units_scaling_returns_by_c_asks_for_alpha_and_omega_times_c():
+    """sm_{cα,cω}(Q / c) = sm_{α,ω}(Q) / c: (α, ω) tuned where returns are c times larger (SMAC's episode return is
+    normalised to 20, SMAX's team reward reaches ≈ 2) give the same operator here only at c·α, c·ω; with the same
+    (α, ω) the gap below max, in units of the returns, is c times wider."""
+    q = torch.tensor([0.3, -1.0, 1.7, 1.2], dtype=torch.float64)
+    c = 10.0
+    assert soft_mellowmax(q / c, alpha=c * 1.0, omega=c * 10.0).item() == pytest.approx(
+        soft_mellowmax(q, alpha=1.0, omega=10.0).item() / c, abs=1e-12)
+    # hand value of the wider gap: at alpha = 0 (mellowmax) and equal Q the gap is exactly log(n) / omega
+    flat = torch.full((4,), 0.5, dtype=torch.float64)
+    assert soft_mellowmax(flat, alpha=0.0, omega=10.0).item() == pytest.approx(0.5, abs=1e-12)
+    assert mellowmax(torch.tensor([0.0, 0.0, 0.0, 1.0], dtype=torch.float64) / c, omega=10.0).item() == pytest.approx(
+        math.log((3 + math.e) / 4) / 10.0, abs=1e-12)
+
+
 def test_ignores_unavailable_actions():
     q = torch.tensor([[1.0, 2.0, 100.0], [5.0, -3.0, 0.5]], dtype=torch.float64)
     avail = torch.tensor([[True, True, False], [True, True, True]])

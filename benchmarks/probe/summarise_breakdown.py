@@ -33,6 +33,7 @@ NAMES = {"mast": "MAST", "static": "SS", "set": "SET", "rigl": "RigL", "dense": 
 COMPONENTS = {"mellowmax": "Soft Mellowmax", "td_lambda": "hybrid TD(λ)", "dual_buffer": "dual buffer"}
 FINAL = 0.9  # the value statistics' window: env steps from 90 % of the budget on
 TOLERANCE = 0.97
+DEFAULT_SM = (1.0, 10.0)  # Soft Mellowmax's (α, ω) in the config schema
 
 
 def one_run(run: Path) -> dict:
@@ -49,6 +50,9 @@ def one_run(run: Path) -> dict:
     on = mast_components({"sparse": {"method": cfg["cfg.sparse.method"]},
                           **{section: switches for section, switches in _switches(cfg).items()}})
     row.update({name: on[part] for part, name in COMPONENTS.items()})
+    # Soft Mellowmax's (α, ω) where the run trains with it (the schema's default 1, 10 unmarked)
+    sm = (float(cfg["cfg.mellowmax.alpha"]), float(cfg["cfg.mellowmax.omega"]))
+    row["sm"] = "" if not on["mellowmax"] or sm == DEFAULT_SM else f"α {sm[0]:g}, ω {sm[1]:g}"
     return row
 
 
@@ -84,7 +88,7 @@ def runs_in(roots: list[Path]) -> tuple[pd.DataFrame, list[str]]:
     return runs, unfinished
 
 
-KEYS = ["method", "sparsity", "delta_m", *COMPONENTS.values()]
+KEYS = ["method", "sparsity", "delta_m", *COMPONENTS.values(), "sm"]
 
 
 def label(r) -> str:
@@ -95,6 +99,7 @@ def label(r) -> str:
         name += "".join(f" − {c}" for c in off)
     elif r["method"] != "dense" and on:
         name += "".join(f" + {c}" for c in on)
+    name += f" ({r['sm']})" if r["sm"] else ""
     return name + (f" (Δm {r['delta_m']})" if r["method"] != "dense" and r["delta_m"] != 200 else "")
 
 
