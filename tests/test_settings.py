@@ -75,11 +75,26 @@ def test_settings_hold_what_the_config_resolves_to():
     assert settings.returns.td_lambda and settings.returns.burn_in_env_steps == 750
     assert settings.returns.lambda_ == cfg["mast"]["td_lambda"]["lambda"]
     assert settings.dual_buffer == cfg["mast"]["dual_buffer"] and settings.dynamic_buffer is None
-    assert settings.mellowmax == {k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")}
+    assert settings.mellowmax == {"operator": cfg["mellowmax"]["operator"], **{
+        k: cfg["mellowmax"][k] * effective_schedule(cfg)["operator_scale"] for k in ("alpha", "omega", "beta")}}
     dense = QmixSettings.from_config(run_cfg("dense"))
     assert dense.mellowmax is None and not dense.returns.td_lambda and dense.dual_buffer is None
     rlx2 = QmixSettings.from_config(run_cfg("rlx2"))
     assert rlx2.returns.multi_step and rlx2.returns.multi_step_delay_env_steps == 200 and rlx2.dynamic_buffer
+
+
+def test_the_target_operators_temperatures_are_in_smacs_return_units_and_applied_on_the_backends_scale():
+    """SMAC normalises an episode's return to 20, SMAX's team reward reaches 2: the config's (α, ω, β) = (1, 10, 10)
+    act as (10, 100, 100) on SMAX - the same operator on the same normalised returns - and unchanged on SMAC."""
+    cfg = run_cfg()
+    assert (cfg["mellowmax"]["alpha"], cfg["mellowmax"]["omega"], cfg["mellowmax"]["beta"]) == (1.0, 10.0, 10.0)
+    smax = QmixSettings.from_config(cfg)
+    assert smax.schedule["operator_scale"] == 10.0
+    assert smax.mellowmax == {"operator": "soft_mellowmax", "alpha": 10.0, "omega": 100.0, "beta": 100.0}
+    smac = QmixSettings.from_config(run_cfg(env={"backend": "smac", "map": "3m"}))
+    assert smac.schedule["operator_scale"] == 1.0
+    assert smac.mellowmax == {"operator": "soft_mellowmax", "alpha": 1.0, "omega": 10.0, "beta": 10.0}
+    assert QmixSettings.from_config(run_cfg("dense")).mellowmax is None  # no operator to scale
 
 
 def test_options_are_frozen_and_read_as_the_section():

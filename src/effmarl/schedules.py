@@ -1,6 +1,7 @@
 """The schedules a budget implies (no torch, so the analysis can read them too): budgets below the paper's 2 M env
 steps scale the ε schedule and the topology interval Δm by budget / 2 M (docs/specification.md, paper 2
-Decisions); settings.effective_schedule applies them to a run."""
+Decisions); a backend's return scale scales the target operators' temperatures (`operator_scale`);
+settings.effective_schedule applies them to a run."""
 
 from __future__ import annotations
 
@@ -16,6 +17,21 @@ def scaled_delta_m(delta_m: int, scale: float) -> int:
     """The topology update interval Δm (gradient updates) a run uses: the configured one times the schedule scale,
     at least 1."""
     return max(1, round(delta_m * scale))
+
+
+# The target operators' temperatures (Soft Mellowmax's α and ω, mellowmax's ω, the softmax operator's β) are in units
+# of 1 / return: sm_{cα,cω}(Q / c) = sm_{α,ω}(Q) / c (tests/test_mellowmax.py). They are set in SMAC's units, the
+# paper's: SMAC normalises an episode's return to at most 20 (reward_scale_rate). On a backend whose returns reach R
+# the run applies c = 20 / R times them, the same operator on the same normalised returns. SMAX's team reward reaches
+# 2 (enemy health lost, normalised, + 1 on a win), so c = 10 there: unscaled, (α, ω) = (1, 10) sat 0.05 below max per
+# agent-step where max Q was 0.17 and MAST's value estimates fell 0.26 below the returns obtained
+# (benchmarks/results/mast_diagnosis_099_3m.md).
+MAX_RETURN = {"smac": 20.0, "smax": 2.0}
+
+
+def operator_scale(backend: str) -> float:
+    """c = 20 / the backend's largest episode return: the factor on the target operators' temperatures (MAX_RETURN)."""
+    return MAX_RETURN["smac"] / MAX_RETURN[backend]
 
 
 # Paper 2's win-rate statistic (paper 2, Table 1): per run, the mean test win rate of its last LAST_K evaluations that

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from effmarl.components import mast_components
 from effmarl.config import Section
-from effmarl.schedules import scaled_delta_m, schedule_scale
+from effmarl.schedules import operator_scale, scaled_delta_m, schedule_scale
 
 
 @dataclass(frozen=True)
@@ -71,7 +71,8 @@ class QmixSettings:
     schedule: `effective_schedule` (ε, Δm, T0, RLx2's delay; written to schedule.json and every metrics row);
     components: `mast_components` (which MAST / RLx2 parts are on); sparse: the `sparse:` section with the
     effective Δm (the learner's SparseTraining reads it); mellowmax: the operator's parameters when the mellowmax
-    component is on, else None; dual_buffer / dynamic_buffer: their sections when on, else None."""
+    component is on, its temperatures (α, ω, β) times the schedule's `operator_scale`, else None;
+    dual_buffer / dynamic_buffer: their sections when on, else None."""
 
     algo: str
     study: str
@@ -100,7 +101,8 @@ class QmixSettings:
             budget_env_steps=cfg["budget"]["env_steps"], qmix=QmixOptions.of(cfg["qmix"]), schedule=schedule,
             components=on, method=cfg["sparse"]["method"], sparsity=cfg["sparse"]["sparsity"],
             sparse={**cfg["sparse"], "delta_m": schedule["delta_m"]},
-            mellowmax={k: cfg["mellowmax"][k] for k in ("operator", "alpha", "omega", "beta")}
+            mellowmax={"operator": cfg["mellowmax"]["operator"],
+                       **{k: cfg["mellowmax"][k] * schedule["operator_scale"] for k in ("alpha", "omega", "beta")}}
             if on["mellowmax"] else None,
             returns=Returns(td_lambda=on["td_lambda"], lambda_=lam["lambda"],
                             burn_in_env_steps=schedule["burn_in_env_steps"], multi_step=on["multi_step"],
@@ -112,11 +114,14 @@ class QmixSettings:
 def effective_schedule(cfg: dict) -> dict:
     """The schedules actually used. Budgets below 2 M env steps scale the ε schedule and the topology interval Δm
     by budget / 2 M (docs/specification.md, paper 2 Decisions); T0 (hybrid TD(λ)) and RLx2's delay are
-    fractions of the budget, so they scale with it by construction."""
+    fractions of the budget, so they scale with it by construction. `operator_scale`: the factor on the target
+    operators' temperatures, 20 / the backend's largest return (schedules.operator_scale)."""
     q, budget = cfg["qmix"], cfg["budget"]["env_steps"]
     scale = schedule_scale(budget, q["scale_schedules"])
     out = {"schedule_scale": scale, "epsilon_anneal_time": max(1, round(q["epsilon_anneal_time"] * scale)),
            "epsilon_start": q["epsilon_start"], "epsilon_finish": q["epsilon_finish"]}
+    if "mellowmax" in cfg:
+        out["operator_scale"] = operator_scale(cfg["env"]["backend"])
     if "sparse" in cfg:
         out["delta_m"] = scaled_delta_m(cfg["sparse"]["delta_m"], scale)
         out["burn_in_env_steps"] = round(cfg["mast"]["td_lambda"]["burn_in_fraction"] * budget)
