@@ -33,7 +33,6 @@ NAMES = {"mast": "MAST", "static": "SS", "set": "SET", "rigl": "RigL", "dense": 
 COMPONENTS = {"mellowmax": "Soft Mellowmax", "td_lambda": "hybrid TD(λ)", "dual_buffer": "dual buffer"}
 FINAL = 0.9  # the value statistics' window: env steps from 90 % of the budget on
 TOLERANCE = 0.97
-DEFAULT_SM = (1.0, 10.0)  # Soft Mellowmax's (α, ω) in the config schema
 
 
 def one_run(run: Path) -> dict:
@@ -50,9 +49,11 @@ def one_run(run: Path) -> dict:
     on = mast_components({"sparse": {"method": cfg["cfg.sparse.method"]},
                           **{section: switches for section, switches in _switches(cfg).items()}})
     row.update({name: on[part] for part, name in COMPONENTS.items()})
-    # Soft Mellowmax's (α, ω) where the run trains with it (the schema's default 1, 10 unmarked)
-    sm = (float(cfg["cfg.mellowmax.alpha"]), float(cfg["cfg.mellowmax.omega"]))
-    row["sm"] = "" if not on["mellowmax"] or sm == DEFAULT_SM else f"α {sm[0]:g}, ω {sm[1]:g}"
+    # Soft Mellowmax's (α, ω) as the run applied them: the config's times its schedule's operator_scale (runs before
+    # schedules.operator_scale applied the config's as given)
+    scale = float(frame["operator_scale"].iloc[0]) if "operator_scale" in frame else 1.0
+    sm = (scale * float(cfg["cfg.mellowmax.alpha"]), scale * float(cfg["cfg.mellowmax.omega"]))
+    row["sm"] = f"α {sm[0]:g}, ω {sm[1]:g} applied" if on["mellowmax"] else ""
     return row
 
 
@@ -117,7 +118,8 @@ def table(runs: pd.DataFrame, sparsity: float) -> pd.DataFrame:
         verdict = ("" if is_dense or np.isnan(lo) else "falls below dense" if hi < TOLERANCE
                    else "holds (within 3 %)" if lo >= TOLERANCE else "undecided")
         bias = (group["q_taken"] - group["return"]).to_numpy(dtype=float)
-        rows.append({"configuration": label(first), "sparsity": first["sparsity"], "seeds": len(v),
+        rows.append({"configuration": label(first), "sparsity": first["sparsity"], "seeds": len(v), "values": v,
+                     "biases": bias,
                      "per_seed": ", ".join(f"{x:.3f}" for x in v), "mean": v.mean(),
                      "interval": mean_interval(v) if len(v) > 1 else (np.nan, np.nan),
                      "ratio": v.mean() / ref.mean() if len(ref) else np.nan, "ratio_interval": (lo, hi),
@@ -125,6 +127,24 @@ def table(runs: pd.DataFrame, sparsity: float) -> pd.DataFrame:
                      "bias": np.nanmean(bias) if np.isfinite(bias).any() else np.nan,
                      "bias_seeds": int(np.isfinite(bias).sum())})
     return pd.DataFrame(rows)
+
+
+def versus(frame: pd.DataFrame, reference: str) -> str:
+    """Each configuration's mean win rate over `reference`'s with Fieller's 95 % interval (stats.ratio_interval), and
+    the per-seed Q − return of both: a markdown table."""
+    ref = frame[frame["configuration"] == reference]
+    if ref.empty:
+        return f"(no configuration '{reference}' to compare with)"
+    ref = ref.iloc[0]
+    lines = [f"Against {reference} (per seed Q − return: {', '.join(f'{b:+.3f}' for b in ref['biases'])}):", "",
+             f"| configuration | / {reference} [95 % Fieller] | per seed Q − return |", "|---|---|---|"]
+    for _, r in frame[frame["configuration"] != reference].iterrows():
+        lo, hi = ratio_interval(r["values"], ref["values"])
+        ratio = r["values"].mean() / ref["values"].mean()
+        span = " (no bounded interval: a mean within its own interval of 0)" if np.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"
+        lines.append(f"| {r['configuration']} | {ratio:.3f}{span} | "
+                     f"{', '.join(f'{b:+.3f}' for b in r['biases'] if np.isfinite(b))} |")
+    return "\n".join(lines)
 
 
 def markdown(frame: pd.DataFrame, runs: pd.DataFrame, unfinished: list[str]) -> str:
@@ -150,11 +170,14 @@ def main() -> None:
     parser.add_argument("results", nargs="+", help="results directories (results/probe, results/breakdown, ...)")
     parser.add_argument("--sparsity", type=float, default=0.99, help="the sparsity of the breakdown (default 0.99)")
     parser.add_argument("--out", required=True, help="output stem: writes <out>.csv (per run) and <out>_table.md")
+    parser.add_argument("--versus", help="a configuration label: every other one's win rate over it (Fieller)")
     args = parser.parse_args()
     runs, unfinished = runs_in([Path(r) for r in args.results])
     frame = table(runs, args.sparsity).rename(columns={"return": "return_"})
     runs.to_csv(f"{args.out}.csv", index=False)
     text = markdown(frame, runs, unfinished)
+    if args.versus:
+        text += "\n\n" + versus(frame, args.versus)
     Path(f"{args.out}_table.md").write_text(text + "\n")
     print(text)
 
