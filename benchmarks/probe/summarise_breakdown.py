@@ -141,7 +141,7 @@ def versus(frame: pd.DataFrame, reference: str) -> str:
     for _, r in frame[frame["configuration"] != reference].iterrows():
         lo, hi = ratio_interval(r["values"], ref["values"])
         ratio = r["values"].mean() / ref["values"].mean()
-        span = " (no bounded interval: a mean within its own interval of 0)" if np.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"
+        span = " (unbounded: a mean within its own interval of 0)" if np.isnan(lo) else f" [{lo:.3f}, {hi:.3f}]"
         lines.append(f"| {r['configuration']} | {ratio:.3f}{span} | "
                      f"{', '.join(f'{b:+.3f}' for b in r['biases'] if np.isfinite(b))} |")
     return "\n".join(lines)
