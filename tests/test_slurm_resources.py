@@ -171,10 +171,11 @@ def test_qmix_runtime_hand_computed(monkeypatch):
 
 
 def test_qmix_estimate_matches_the_measured_default_table1_runs():
-    """The published default run (published/default/mast/costs.csv: 21 QMIX runs on SMAX 3m, 250 000 steps at one
-    update per episode, 3 seeds per process) measured each job: a run's estimate before the safety factor is within
-    0.6-2x of each study's job seconds per run, and a process's request covers the study's longest job."""
-    costs = pd.read_csv(ROOT / "published" / "default" / "mast" / "costs.csv").set_index("kind")
+    """The default run that prices QMIX jobs (published/default/mast/prices.csv: 21 QMIX runs on SMAX 3m, whole jobs
+    alone on the machine, 250 000 steps at one update per episode, 3 seeds per process) measured each job: a run's
+    estimate before the safety factor is within 0.6-2x of each study's job seconds per run, and a process's request
+    covers the study's longest job."""
+    costs = pd.read_csv(ROOT / "published" / "default" / "mast" / "prices.csv").set_index("kind")
     for study in ("mast_dense", "mast_sweep", "mast_table1"):
         row = costs.loc[f"training: {study}"]
         runs = list(_expanded("default.yaml")[study].values())

@@ -58,7 +58,7 @@ SMAX_MAPS = {"3m": (3, 75, 8, 72, 60), "2s3z": (5, 127, 10, 120, 120), "3s5z": (
 # (14.9 s), then a greedy episode costs 1.2 ms on 3m (32 episodes 0.02-0.04 s, 128 episodes 0.11-0.20 s), scaled by
 # the map's episode limit. step_cost.csv's eval_step_s (seconds per evaluated env step with the compilation spread
 # over a short run's few evaluations) priced a 250 000-step run's 314 evaluations at 1 030 s, more than the whole
-# run costs (447-570 s per run, published/default/mast/costs.csv; test_slurm_resources.py compares the two).
+# run costs (447-570 s per run, published/default/mast/prices.csv; test_slurm_resources.py compares the two).
 QMIX_EVAL_COMPILE_S = 15.0
 QMIX_EVAL_EPISODE_S = 0.0012  # per greedy episode on 3m (60-step limit), compiled
 

@@ -6,7 +6,8 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   measured 2026-12-03 on a 10 000-step dense 3m run - its first acting round took 11.7 s and its first evaluation
   14.9 s against 0.2 s and 0.03 s later) plus per env step the cost the published default run measured for its kind
   of method: mast_dense (dense), mast_sweep (MAST) and mast_table1 (the five baselines) in
-  `<published>/mast/costs.csv`, each study's job seconds less a start-up per job, per run (its `runs` column: several
+  `<published>/mast/prices.csv` (QMIX_PRICES: the costs table of the last paper-2 run whose Table-1 jobs ran whole
+  and alone), each study's job seconds less a start-up per job, per run (its `runs` column: several
   runs share a process), less the run's evaluations, over its 250 000 env steps
   (QMIX, SMAX 3m, 8 copies and 8 updates per round). Another algorithm, map or update ratio scales that per-step cost
   by the resources model's work (`effmarl.resources`: acting + learner updates from benchmarks/results/step_cost.csv,
@@ -61,6 +62,10 @@ FIXED = {"paper1_counters": (660.0, 2, "configs/default.yaml: ~11 min on 2 cores
 ANALYSIS_KINDS = {"figure": "figures", "table": "tables", "aggregate": "study tables (aggregate)",
                   "figure_index": "figure index"}
 COSTS_FILES = ("costs.csv", "mast/costs.csv")
+# The costs table that prices QMIX-family training (`qmix_per_step`): the last paper-2 run whose Table-1 jobs ran whole
+# (no resumed job) and alone on the machine - the 2026-12-04 default run (ac1c610, snakemake --cores 2, 95 min), kept
+# beside the published run's own costs table, which may have neither (its costs.md says how it ran).
+QMIX_PRICES = "mast/prices.csv"
 
 
 @dataclass
@@ -118,8 +123,20 @@ def published_kinds(published: Path) -> pd.DataFrame:
     return table[table["kind"] != "all jobs"]
 
 
+def qmix_prices(published: Path) -> pd.DataFrame:
+    """The costs table that prices QMIX-family training (QMIX_PRICES under `published`)."""
+    path = Path(published) / QMIX_PRICES
+    if not path.is_file():
+        from effmarl.config import ConfigError
+
+        raise ConfigError([f"--published {published}: no {QMIX_PRICES} (the costs table that prices QMIX training)"],
+                          "effmarl costs")
+    return pd.read_csv(path)
+
+
 def qmix_per_step(kinds: pd.DataFrame) -> dict[str, float]:
-    """Seconds per env step of a published Table-1 run, per kind of method, its start-up and evaluation taken off."""
+    """Seconds per env step of a priced Table-1 run (`qmix_prices`), per kind of method, its start-up and evaluation
+    taken off."""
     from effmarl import resources
 
     evaluations, episodes = PUBLISHED_QMIX_EVALS
@@ -179,11 +196,11 @@ def analysis_kind(rule: str) -> str | None:
 
 
 def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame,
-            counts: dict[str, int] | None) -> list[Job]:
-    """Every job of the profile with its estimated seconds and dependencies."""
+            counts: dict[str, int] | None, prices: pd.DataFrame) -> list[Job]:
+    """Every job of the profile with its estimated seconds and dependencies; QMIX training priced from `prices`."""
     from effmarl.studies import TIMING_RULES, process_groups, selection_studies, timing_studies
 
-    per_step = qmix_per_step(kinds)
+    per_step = qmix_per_step(prices)
     timing = set(timing_studies(profile))
     jobs: list[Job] = []
     grouped = process_groups(profile, runs)
@@ -320,9 +337,9 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
 
     profile = load_profile(profile_path)
     runs = expand_all(profile)
-    kinds = published_kinds(Path(published))
+    kinds, prices = published_kinds(Path(published)), qmix_prices(Path(published))
     counts = dry_run_counts(Path(dry_run).read_text()) if dry_run else None
-    jobs = jobs_of(profile, runs, kinds, counts)
+    jobs = jobs_of(profile, runs, kinds, counts, prices)
     frame = pd.DataFrame([{"kind": j.kind, "runs": j.runs, "core_s": j.seconds, "job_s": j.seconds / j.cores}
                           for j in jobs])
     table = frame.groupby("kind", sort=False).agg(jobs=("core_s", "size"), runs=("runs", "sum"),
@@ -341,7 +358,7 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
                "dry_run_training_jobs": None if counts is None else dry_run_training_jobs(counts),
-               "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(kinds).items()}}
+               "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(prices).items()}}
     return table, summary
 
 
@@ -360,7 +377,7 @@ def write(profile: str, published: str, dry_run: str | None, cores: list[int], o
     lines.append(f"- Timing jobs, each alone on the machine whatever its cores (studies.TIMING_RULES and the timing "
                  f"studies' runs): {s['alone_s'] / 60:.0f} min in series, in every makespan above.")
     per_step = ", ".join(f"{k} {v:.3f} ms" for k, v in s["per_step_ms"].items())
-    lines += ["", f"QMIX on SMAX 3m per env step (from {published}/mast/costs.csv, start-up and evaluation taken "
+    lines += ["", f"QMIX on SMAX 3m per env step (from {published}/{QMIX_PRICES}, start-up and evaluation taken "
               f"off): {per_step}; start-up {QMIX_START_S:.0f} s per process.", ""]
     if dry_run is None:
         lines += ["No dry run given: figures, tables, study tables and the index are not counted.", ""]
