@@ -69,8 +69,11 @@ def rows_of(run: Path, settings, q, avail, win: float, pairs, episodes: int) -> 
     n = avail.sum(-1)
     mean = q.masked_fill(~avail, 0.0).sum(-1) / n
     live = n >= 2
-    mm = settings.mellowmax
-    trained = f"{mm['operator']}({mm['alpha']:g},{mm['omega']:g})" if mm else settings.algo + " max"
+    mm = settings.mellowmax  # the temperatures this code would apply; the run applied its own schedule's scale
+    applied = json.loads((run / "schedule.json").read_text()).get("operator_scale", 1.0) / settings.schedule.get(
+        "operator_scale", 1.0)
+    trained = (f"{mm['operator']}({applied * mm['alpha']:g},{applied * mm['omega']:g})" if mm
+               else settings.algo + " max")
     out = []
     for alpha, omega in pairs:
         gap = (soft_mellowmax(q, avail, alpha, omega) - top).numpy()
