@@ -8,7 +8,7 @@ than 3 % performance degradation", so each FLOPs or size value comes with MAST /
 ratio's 95 % Fieller interval, stats.ratio_interval, and the probability that a MAST run beats a dense run), and every
 "within 3 %" verdict follows that interval or says it rests on the point estimate (mast.versus_tolerance). A reduction
 follows from the sparsity its cell sits at: the `kind` column says "by construction" where that sparsity was declared
-(the default profile's 90 %) and "measured" only where the 3 % rule chose it from a sweep (`chosen_by_rule`); what is
+(the default profile's 99 %) and "measured" only where the 3 % rule chose it from a sweep (`chosen_by_rule`); what is
 measured at a declared sparsity is the win rate there. "Up to 20x" is measured only at a cell with that reduction or
 where the sweep tried ≈ 95 % and the rule stopped below. The header counts by-construction rows apart. A row whose runs
 are illustrative (metrics.evidence: fewer than 3 seeds per compared cell, or dense not at its plateau) leaves its value

@@ -1,5 +1,5 @@
 """Paper 2's "why": MAST against MAST without each of its value-learning components - Soft Mellowmax in the target,
-hybrid TD(λ) targets, the dual replay buffer - one removed at a time, at Table 1's cell (QMIX on SMAX 3m at 90 % in the
+hybrid TD(λ) targets, the dual replay buffer - one removed at a time, at Table 1's cell (QMIX on SMAX 3m at 99 % in the
 default profile) and on Table 1's seeds (study `mast_components`; the full MAST runs are mast_sweep's at the same
 sparsity). Per variant: the win-rate statistic (IQM over seeds with a 95 % Yuen t-interval, mean ± std), its
 ratio to full MAST (IQM / full MAST IQM) with a 95 % Fieller interval, and the probability that a run
