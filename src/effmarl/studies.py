@@ -26,7 +26,7 @@ CATALOGUE = "configs/studies.yaml"
 # what a study is: declared once
 CATALOGUE_KEYS = ("doc", "base", "grid", "sparsity_from", "ticket_source", "timing", "interleave")
 # What a profile may set per study: its scale, and where its sparsity comes from (a study declared at a sparsity, as
-# the default profile's Table 1 at 90 %, may take it from the MAST selection instead: the paper profile's Table 1).
+# the default profile's Table 1 at 99 %, may take it from the MAST selection instead: the paper profile's Table 1).
 SCALE_KEYS = ("base", "grid", "runs_per_process", "seeds_per_process", "sparsity_from")
 
 
