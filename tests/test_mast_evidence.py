@@ -606,12 +606,12 @@ def test_mast_against_a_baseline_is_undecided_where_the_ratio_interval_holds_one
                             **{**cfg, "cfg.sparse.method": "static"})], ignore_index=True)
     final = metrics.final_win_rate(frame)
     final["cfg.sparse.method"] = final["cfg.sparse.method"].where(final["cfg.study"] != "mast_sweep", "mast")
-    table = metrics.mast.versus_baselines(final).set_index("method")
+    table = metrics.versus_baselines(final).set_index("method")
     assert list(table.index) == ["static", "rigl"]  # Table 1's method order
     lo, hi = metrics.ratio_interval([0.5, 0.6, 0.7], [0.55, 0.6, 0.65], trim=metrics.IQM_TRIM)
     assert table.loc["rigl", ["ratio", "lo", "hi"]].tolist() == pytest.approx([1.0, lo, hi])
     assert lo < 1 < hi and table.loc["rigl", "verdict"] == "undecided"
     assert table.loc["static", "ratio"] == pytest.approx(0.6 / 0.25) and table.loc["static", "verdict"] == "MAST above"
     assert table.loc["static", "seeds"] == "3, 3"
-    assert [metrics.mast.ratio_verdict(*b) for b in ((1.01, 2), (0.5, 0.99), (0.9, 1.1), (np.nan, 1))] == [
+    assert [metrics.ratio_verdict(*b) for b in ((1.01, 2), (0.5, 0.99), (0.9, 1.1), (np.nan, 1))] == [
         "MAST above", "MAST below", "undecided", "no interval"]

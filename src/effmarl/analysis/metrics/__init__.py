@@ -1,5 +1,6 @@
 """The metrics layer at the bottom of the analysis floor: run identity (`runs`), statistics, smoothing and
-normalisation (`stats`), paper-2 win-rate statistics, curves and Table 1 (`mast`), paper-1 phase metrics
+normalisation (`stats`), paper-2 win-rate statistics and curves (`mast`), the sparsity selection (`selection`) and
+Table 1's cells (`table1`), paper-1 phase metrics
 (`phases`) and episode-return metrics (`rewards`), and when a paper-2 output is evidence (`evidence`: `judge`):
 whatever selects or computes data, as opposed to drawing it.
 Figures and tables import from here (and from `analysis.io` for reading inputs and saving, `analysis.style` for
@@ -21,21 +22,14 @@ from effmarl.analysis.metrics.evidence import Evidence, budgets, judge, judge_ce
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
-                                             METHOD_ORDER,
-                                             cell_sparsity,
-                                             chosen_sparsity,
                                              curves,
                                              evaluations,
                                              final_win_rate,
-                                             flops_averages,
                                              interval_text,
-                                             learning_curve_runs,
                                              require_comparable,
                                              seed_stats,
                                              seeds_text,
-                                             select_sparsity,
                                              sweep_stats,
-                                             table1_cells,
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
@@ -73,6 +67,13 @@ from effmarl.analysis.metrics.runs import (
                                              runs,
                                              shown_runs,
 )
+from effmarl.analysis.metrics.selection import (
+                                             cell_sparsity,
+                                             chosen_by_rule,
+                                             chosen_sparsity,
+                                             declared_selection,
+                                             select_sparsity,
+)
 from effmarl.analysis.metrics.stats import (
                                              IQM_TRIM,
                                              bootstrap_ci,
@@ -86,6 +87,15 @@ from effmarl.analysis.metrics.stats import (
                                              savgol,
                                              smooth,
 )
+from effmarl.analysis.metrics.table1 import (
+                                             METHOD_ORDER,
+                                             flops_averages,
+                                             learning_curve_runs,
+                                             ratio_verdict,
+                                             table1_cells,
+                                             table1_runs,
+                                             versus_baselines,
+)
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
            "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
@@ -94,6 +104,7 @@ __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_interval", "mean_interval", "IQM_TRIM",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "sweep_stats", "select_sparsity", "table1_cells",
+           "chosen_by_rule", "declared_selection", "ratio_verdict", "table1_runs", "versus_baselines",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
            "require_one_budget", "require_one_commit", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",

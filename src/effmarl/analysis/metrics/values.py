@@ -17,9 +17,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.mast import ALGO, MAP, METHOD, METHOD_ORDER, SPARSITY, cell_sparsity
+from effmarl.analysis.metrics.mast import ALGO, MAP, METHOD, SPARSITY
 from effmarl.analysis.metrics.runs import per_run, run_columns
+from effmarl.analysis.metrics.selection import cell_sparsity
 from effmarl.analysis.metrics.stats import mean_interval
+from effmarl.analysis.metrics.table1 import METHOD_ORDER
 from effmarl.schedules import FINAL_FRACTION
 
 Q, G = "q_taken_mean", "return_mean"

@@ -29,7 +29,9 @@ import pandas as pd
 from effmarl.analysis.io import EVIDENCE, named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
+    chosen_by_rule,
     chosen_sparsity,
+    declared_selection,
     final_win_rate,
     flops_averages,
     interval_text,
@@ -37,8 +39,10 @@ from effmarl.analysis.metrics import (
     judge_cells,
     seed_stats,
     table1_cells,
+    table1_runs,
+    versus_baselines,
 )
-from effmarl.analysis.metrics.mast import TOLERANCE, table1_runs, versus_baselines, versus_dense, versus_tolerance
+from effmarl.analysis.metrics.mast import TOLERANCE, versus_dense, versus_tolerance
 from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
@@ -153,45 +157,9 @@ def _cells_verdict(cells: pd.DataFrame, mast: pd.DataFrame, runs: dict):
     return judge_cells(compared, dense, dense, _pick(runs["sweep"], mast))
 
 
-def declared_selection(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None) -> pd.DataFrame:
-    """Where no selection CSV is given (a profile that declares Table 1's sparsity): per (algo, map) of the dense
-    runs, the sparsity its runs were configured with - the baselines' where they ran, else the sweep's where it ran
-    one, else the dense runs' configured sparsity if the sweep has it - as a selection table `table1_cells` reads."""
-    rows = []
-    for (algo, name), d in dense.groupby([ALGO, MAP], sort=True):
-        found = []
-        for frame in (baselines, sweep):
-            if frame is not None and not frame.empty:
-                cell = frame[(frame[ALGO] == algo) & (frame[MAP] == name)]
-                found = sorted({round(float(s), 6) for s in cell[SPARSITY].dropna()})
-                if found:
-                    break
-        swept = set(found)
-        if len(found) != 1 and SPARSITY in d:
-            found = [s for s in sorted({round(float(x), 6) for x in d[SPARSITY].dropna()}) if s in swept]
-        if len(found) == 1:
-            rows.append({"algo": algo, "map": name, "sparsity": found[0], "chosen": True, "admissible": ""})
-    return pd.DataFrame(rows, columns=["algo", "map", "sparsity", "chosen", "admissible"])
-
-
 def _needs(what: str, cells: pd.DataFrame | None) -> str:
     have = "" if cells is None or cells.empty else f"; the given runs have {_cells_list(cells)}"
     return f"{NOT_MEASURED}: needs {what} ({PAPER_PROFILE}){have}"
-
-
-def chosen_by_rule(selection: pd.DataFrame | None) -> dict[tuple, tuple[float, float]]:
-    """The (algo, map) cells whose sparsity the 3 % rule chose among at least two swept sparsities (a selection CSV's
-    chosen row, rule 'highest admissible sparsity'), each with (the sparsity it chose, the highest it swept): there a
-    reduction is measured (the highest sparsity at which MAST holds). Elsewhere (a declared sparsity, one swept
-    sparsity, or the rule's fallback) a reduction follows from the sparsity: by construction."""
-    if selection is None or selection.empty or "rule" not in selection:
-        return {}
-    out = {}
-    for (algo, env_map), group in selection.groupby(["algo", "map"]):
-        chosen = group[group["chosen"].astype(str).str.lower().isin(["true", "1"])]
-        if len(group) >= 2 and len(chosen) == 1 and chosen["rule"].iloc[0] == "highest admissible sparsity":
-            out[(algo, env_map)] = (round(float(chosen["sparsity"].iloc[0]), 6), float(group["sparsity"].max()))
-    return out
 
 
 def _kind(cells: pd.DataFrame, measured: dict) -> str:
@@ -320,7 +288,7 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
 def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs: dict) -> dict:
     """The paper's central claim, at each Table-1 cell with MAST and baseline runs: which baselines fall below dense
     by their whole interval (/ dense under 0.97), MAST's own / dense verdict (mast.versus_tolerance), and MAST / each
-    baseline with its 95 % interval and verdict (mast.versus_baselines: 'MAST above' only where the whole interval
+    baseline with its 95 % interval and verdict (metrics.versus_baselines: 'MAST above' only where the whole interval
     lies above 1). The evidence verdict counts every compared cell's seeds."""
     claim = "MAST above the sparse baselines where they fall below dense (Table 1's cells)"
     paper = "the baselines break value learning at high sparsity; MAST stays within 3 % of dense, above them"

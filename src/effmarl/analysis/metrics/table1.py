@@ -1,0 +1,185 @@
+"""Paper 2, Table 1's cells: the runs of each (algorithm, map, method) cell at its sparsity (`table1_runs`) and the
+runs each learning-curve figure shows (`learning_curve_runs`), the cell statistics against dense (`table1_cells`),
+MAST against each baseline (`versus_baselines`, the paper's central comparison) and the per-algorithm FLOPs averages
+(`flops_averages`). The per-run statistic and its intervals are metrics.mast's; the cells' sparsity is
+metrics.selection's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from effmarl.analysis.metrics.mast import (
+    ALGO,
+    MAP,
+    METHOD,
+    RATIO_COLUMNS,
+    SPARSITY,
+    _key,
+    final_win_rate,
+    require_comparable,
+    seed_stats,
+    versus_dense,
+    versus_tolerance,
+)
+from effmarl.analysis.metrics.runs import RUN_ID
+from effmarl.analysis.metrics.selection import cell_sparsity
+from effmarl.analysis.metrics.stats import IQM_TRIM, iqm, probability_of_improvement, ratio_interval
+from effmarl.schedules import LAST_K
+
+
+def learning_curve_runs(algo: str, frames: dict[str, pd.DataFrame | None],
+                        chosen: pd.DataFrame | None) -> pd.DataFrame:
+    """Paper 2, Figures 13-15: the metrics rows of one algorithm's runs, one method per run: dense from `frames`
+    ["dense"] (mast_dense), MAST from ["sweep"] (mast_sweep), baselines from ["baselines"] (mast_table1; a role that is
+    None is left out). Sweep and baseline runs are kept only at the `chosen` sparsity of their (algo, map) cell
+    (`cell_sparsity`: the one the baselines ran at, else the selection's), where one is given."""
+    parts = []
+    for role in ("dense", "sweep", "baselines"):
+        if frames.get(role) is None:
+            continue
+        frame = frames[role]
+        frame = frame[frame[ALGO] == algo].copy()
+        if role == "dense":
+            frame[METHOD] = "dense"
+        elif role == "sweep":
+            frame[METHOD] = "mast"
+        if role != "dense" and chosen is not None and len(frame):
+            frame["_s"] = _key(frame, SPARSITY)
+            frame = frame.merge(chosen.rename(columns={"algo": ALGO, "map": MAP, "sparsity": "_s"})
+                                [[ALGO, MAP, "_s"]], on=[ALGO, MAP, "_s"])
+            frame = frame.drop(columns="_s")
+        parts.append(frame)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _with_ratios(final: pd.DataFrame, sparsity: pd.DataFrame | None) -> pd.DataFrame:
+    if sparsity is None or sparsity.empty:
+        return final.assign(**{c: np.nan for c in RATIO_COLUMNS + ["dense_size"]})
+    cols = [c for c in RUN_ID if c in sparsity and c in final]
+    keep = cols + [c for c in RATIO_COLUMNS + ["dense_size"] if c in sparsity]
+    return final.merge(sparsity[keep].drop_duplicates(cols), on=cols, how="left")
+
+
+def table1_runs(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
+                sparsity: pd.DataFrame | None, selection: pd.DataFrame | None,
+                k: int = LAST_K) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Table 1's runs, one row per run with its final win rate (`final_win_rate`), its method (dense, mast or the
+    baseline's) and size / FLOPs ratios, kept at its cell's sparsity (`cell_sparsity`); and the cells' chosen
+    sparsities (columns ALGO, MAP, `_s`, `selection_admissible`, `selected_sparsity`). Every run of a cell must be
+    trained alike (require_comparable)."""
+    require_comparable({"dense": dense, "sweep": sweep, "baselines": baselines}, "Table 1")
+    chosen = cell_sparsity(selection, baselines).drop(columns="sparsity_source").rename(
+        columns={"algo": ALGO, "map": MAP, "sparsity": "_s", "admissible": "selection_admissible"})
+    parts = []
+    fd = _with_ratios(final_win_rate(dense, k), None).assign(**{METHOD: "dense"})
+    parts.append(fd)
+    for frame in (sweep, baselines):
+        if frame is None or frame.empty:
+            continue
+        f = _with_ratios(final_win_rate(frame, k), sparsity)
+        if frame is sweep:
+            f[METHOD] = "mast"
+        f["_s"] = _key(f, SPARSITY)
+        f = f.merge(chosen[[ALGO, MAP, "_s"]], on=[ALGO, MAP, "_s"], how="inner").drop(columns="_s")
+        parts.append(f)
+    return pd.concat(parts, ignore_index=True), chosen
+
+
+def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
+                 sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
+    """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
+    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
+    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
+    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
+    estimate; None without one) and
+    `selected_sparsity` (the selection's chosen sparsity).
+
+    The cell's sparsity (`cell_sparsity`) is the one its baselines ran at - declared by the profile, or the
+    selection's choice where the profile takes it from there - else, without baseline runs, the selection's chosen
+    one. MAST rows are the sweep runs at that sparsity; baselines are kept at it. Every run of a cell must be
+    trained alike (require_comparable)."""
+    runs, chosen = table1_runs(dense, sweep, baselines, sparsity, selection, k)
+    fd = runs[runs[METHOD] == "dense"]
+    keys = [ALGO, MAP, METHOD]
+    table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], fd, keys, [ALGO, MAP]),
+                                         on=keys, how="left")
+    means = runs.groupby(keys, dropna=False)[RATIO_COLUMNS + ["dense_size"]].mean().reset_index()
+    table = table.merge(means, on=keys, how="left").merge(chosen, on=[ALGO, MAP], how="left")
+    table = table.rename(columns={"_s": "sparsity"})
+    is_dense = table[METHOD] == "dense"
+    table.loc[is_dense, "sparsity"] = 0.0
+    table.loc[is_dense, ["size_ratio", "train_flops_ratio", "inference_flops_ratio"]] = 1.0
+    dense_size = table.groupby([ALGO, MAP])["dense_size"].transform("mean")
+    table.loc[is_dense, "size"] = dense_size[is_dense]
+    ref = table[is_dense].set_index([ALGO, MAP])[["iqm", "mean"]].rename(columns=lambda c: f"dense_{c}")
+    table = table.join(ref, on=[ALGO, MAP])
+    pos = table["dense_iqm"] > 0
+    table["normalised"] = (table["iqm"] / table["dense_iqm"]).where(pos)
+    posm = table["dense_mean"] > 0
+    table["normalised_mean"] = (table["mean"] / table["dense_mean"]).where(posm)
+    table["normalised_std"] = (table["std"] / table["dense_mean"]).where(posm)
+    table["vs_dense"] = [versus_tolerance(n, lo, hi) if m != "dense" else "the reference" for m, n, lo, hi in
+                         zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
+                             strict=True)]
+    table["train_flops_reduction"] = 1.0 / table["train_flops_ratio"]
+    table["size_reduction"] = 1.0 / table["size_ratio"]
+    table["order"] = table[METHOD].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
+    table = table.sort_values([ALGO, MAP, "order"]).drop(columns=["order", "dense_size"])
+    return table.rename(columns={ALGO: "algo", MAP: "map", METHOD: "method"}).reset_index(drop=True)
+
+
+METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
+
+
+def ratio_verdict(lo, hi, of: str = "MAST") -> str:
+    """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi]: '<of> above'
+    where the whole interval lies above 1, '<of> below' where it lies under 1, else 'undecided' (NaN bounds:
+    'no interval')."""
+    if pd.isna(lo) or pd.isna(hi):
+        return "no interval"
+    return f"{of} above" if lo > 1 else f"{of} below" if hi < 1 else "undecided"
+
+
+def versus_baselines(runs: pd.DataFrame, value: str = "win_rate") -> pd.DataFrame:
+    """Paper 2's central comparison in each Table-1 cell (`table1_runs`' runs): per (algo, map) and baseline method,
+    `ratio` = IQM of MAST's runs / IQM of the baseline's with Fieller's 95 % interval (`lo`, `hi`:
+    stats.ratio_interval, trim IQM_TRIM - the interval Table 1 gives against dense), `p_improvement` = P(a MAST run
+    beats a baseline run), `verdict` (ratio_verdict) and `seeds` (MAST's, the baseline's). One row per baseline
+    present in a cell that also has MAST runs."""
+    rows = []
+    for (algo, name), cell in runs.groupby([ALGO, MAP], sort=True):
+        mast = cell.loc[cell[METHOD] == "mast", value].to_numpy(dtype=float)
+        if not len(mast):
+            continue
+        for method, group in cell[~cell[METHOD].isin(["dense", "mast"])].groupby(METHOD, sort=False):
+            other = group[value].to_numpy(dtype=float)
+            lo, hi = ratio_interval(mast, other, trim=IQM_TRIM)
+            ref = iqm(other[np.isfinite(other)])
+            rows.append({"algo": algo, "map": name, "method": method,
+                         "ratio": float(iqm(mast[np.isfinite(mast)]) / ref) if ref > 0 else np.nan,
+                         "lo": lo, "hi": hi, "p_improvement": probability_of_improvement(mast, other),
+                         "verdict": ratio_verdict(lo, hi), "seeds": f"{len(mast)}, {len(other)}"})
+    table = pd.DataFrame(rows, columns=["algo", "map", "method", "ratio", "lo", "hi", "p_improvement", "verdict",
+                                        "seeds"])
+    order = table["method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
+    return table.assign(_o=order).sort_values(["algo", "map", "_o"]).drop(columns="_o").reset_index(drop=True)
+
+
+def flops_averages(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per (algo, method), the average over maps of the FLOPs and size ratios (the paper's "average FLOPs reduction
+    per algorithm"): `train_flops_reduction` = 1 / mean ratio, and `mean_of_reductions` = the mean of the per-map
+    reductions (the two differ when maps differ; both are shown), with the maps it averages."""
+    sparse = cells[cells["method"] != "dense"].dropna(subset=["train_flops_ratio"])
+    rows = []
+    for (algo, method), g in sparse.groupby(["algo", "method"], sort=True):
+        rows.append({"algo": algo, "method": method, "maps": ", ".join(map(str, sorted(g["map"]))),
+                     "n_maps": len(g), "train_flops_ratio": g["train_flops_ratio"].mean(),
+                     "inference_flops_ratio": g["inference_flops_ratio"].mean(), "size_ratio": g["size_ratio"].mean(),
+                     "train_flops_reduction": 1.0 / g["train_flops_ratio"].mean(),
+                     "mean_of_reductions": (1.0 / g["train_flops_ratio"]).mean(),
+                     "normalised": g["normalised"].mean(), "seeds": int(g["seeds"].min())})
+    return pd.DataFrame(rows, columns=["algo", "method", "maps", "n_maps", "train_flops_ratio", "inference_flops_ratio",
+                                       "size_ratio", "train_flops_reduction", "mean_of_reductions", "normalised",
+                                       "seeds"])
