@@ -89,6 +89,7 @@ from effmarl.analysis.metrics.stats import (
 )
 from effmarl.analysis.metrics.table1 import (
                                              METHOD_ORDER,
+                                             cells_of,
                                              flops_averages,
                                              learning_curve_runs,
                                              ratio_verdict,
@@ -104,7 +105,7 @@ __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_interval", "mean_interval", "IQM_TRIM",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "sweep_stats", "select_sparsity", "table1_cells",
-           "chosen_by_rule", "declared_selection", "ratio_verdict", "table1_runs", "versus_baselines",
+           "cells_of", "chosen_by_rule", "declared_selection", "ratio_verdict", "table1_runs", "versus_baselines",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
            "require_one_budget", "require_one_commit", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",

@@ -100,7 +100,11 @@ def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFra
     selection's choice where the profile takes it from there - else, without baseline runs, the selection's chosen
     one. MAST rows are the sweep runs at that sparsity; baselines are kept at it. Every run of a cell must be
     trained alike (require_comparable)."""
-    runs, chosen = table1_runs(dense, sweep, baselines, sparsity, selection, k)
+    return cells_of(*table1_runs(dense, sweep, baselines, sparsity, selection, k))
+
+
+def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
+    """`table1_cells` from `table1_runs`' runs and chosen sparsities (for a caller that also needs the runs)."""
     fd = runs[runs[METHOD] == "dense"]
     keys = [ALGO, MAP, METHOD]
     table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], fd, keys, [ALGO, MAP]),

@@ -29,6 +29,7 @@ import pandas as pd
 from effmarl.analysis.io import EVIDENCE, named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
+    cells_of,
     chosen_by_rule,
     chosen_sparsity,
     declared_selection,
@@ -38,7 +39,6 @@ from effmarl.analysis.metrics import (
     judge,
     judge_cells,
     seed_stats,
-    table1_cells,
     table1_runs,
     versus_baselines,
 )
@@ -412,8 +412,8 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
         selection = (pd.read_csv(named["selection"][0]) if named["selection"]
                      else declared_selection(dense, sweep, baselines))
         measured = chosen_by_rule(selection) if named["selection"] else {}
-        cells = table1_cells(dense, sweep, baselines, sparsity, selection, k=k)
-        versus = versus_baselines(table1_runs(dense, sweep, baselines, sparsity, selection, k)[0])
+        t1_runs, at = table1_runs(dense, sweep, baselines, sparsity, selection, k)
+        cells, versus = cells_of(t1_runs, at), versus_baselines(t1_runs)
         if named["selection"]:  # the 3 % rule admits no swept sparsity: say so where Table 1 uses that sparsity
             chosen = chosen_sparsity(selection).merge(
                 cells.loc[cells["method"] == "mast", ["algo", "map", "sparsity"]], on=["algo", "map", "sparsity"])
