@@ -615,3 +615,22 @@ def test_mast_against_a_baseline_is_undecided_where_the_ratio_interval_holds_one
     assert table.loc["static", "seeds"] == "3, 3"
     assert [metrics.ratio_verdict(*b) for b in ((1.01, 2), (0.5, 0.99), (0.9, 1.1), (np.nan, 1))] == [
         "MAST above", "MAST below", "undecided", "no interval"]
+
+
+def test_mast_against_a_baseline_whose_interval_reaches_zero_is_undecided_and_says_why():
+    """Fieller's set is unbounded where the baseline's own interval reaches 0 (SS at 99 %: 0.18, 0.36, 0.16): the
+    ratio has no interval because the baseline is not clear of 0, not because of its seeds, and MAST is not above
+    it by an interval; a baseline of one seed has no interval for that reason."""
+    cfg = {"cfg.sparse.sparsity": 0.99}
+    frame = pd.concat([runs("mast_sweep", [curve(w, w) for w in (0.5, 0.6, 0.7)], **cfg),
+                       runs("mast_table1", [curve(w, w) for w in (0.05, 0.35, 0.1)],
+                            **{**cfg, "cfg.sparse.method": "static"}),
+                       runs("mast_table1", [curve(0.4, 0.4)], **{**cfg, "cfg.sparse.method": "set"})],
+                      ignore_index=True)
+    final = metrics.final_win_rate(frame)
+    final["cfg.sparse.method"] = final["cfg.sparse.method"].where(final["cfg.study"] != "mast_sweep", "mast")
+    assert np.isnan(metrics.ratio_interval([0.5, 0.6, 0.7], [0.05, 0.35, 0.1], trim=metrics.IQM_TRIM)).all()
+    table = metrics.versus_baselines(final).set_index("method")
+    assert table.loc["static", ["verdict", "why"]].tolist() == ["undecided", "baseline's interval reaches 0"]
+    assert table.loc["set", ["verdict", "why", "seeds"]].tolist() == ["no interval", "1 baseline seed", "3, 1"]
+    assert table.loc["static", "ratio"] == pytest.approx(0.6 / (0.5 / 3))  # the IQM of 3 runs is their mean

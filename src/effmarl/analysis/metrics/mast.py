@@ -189,6 +189,20 @@ def curves(metrics: pd.DataFrame, keys: list[str], value: str = "test_win_rate",
 VS_DENSE_COLUMNS = ["normalised_lo", "normalised_hi", "normalised_why", "p_improvement"]
 
 
+def no_interval_why(lo, mine, ref, of_ref: str) -> str:
+    """Why the ratio of `mine`'s runs over `ref`'s (named `of_ref`) has no Fieller interval (stats.ratio_interval's
+    NaN bound `lo`): '1 seed' (of `mine`), '1 <of_ref> seed', '<of_ref> wins 0 %', or '<of_ref>'s interval reaches 0'
+    (the ratio is unbounded: the reference is not clear of 0); '' where it has one."""
+    mine, ref = np.asarray(mine, dtype=float), np.asarray(ref, dtype=float)
+    if np.isfinite(lo):
+        return ""
+    if np.isfinite(mine).sum() < 2:
+        return "1 seed"
+    if np.isfinite(ref).sum() < 2:
+        return f"1 {of_ref} seed"
+    return f"{of_ref} wins 0 %" if iqm(ref[np.isfinite(ref)]) <= 0 else f"{of_ref}'s interval reaches 0"
+
+
 def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
                  value: str = "win_rate") -> pd.DataFrame:
     """Per group of `keys` of `per_run_values`, against the dense runs of its `cell` (the (algo, map) columns):
@@ -204,9 +218,7 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
         mine = group[value].to_numpy(dtype=float)
         ref = dense.get(tuple(values[keys.index(c)] for c in cell), np.array([]))
         lo, hi = ratio_interval(mine, ref, trim=IQM_TRIM)
-        n_mine, n_ref = (int(np.isfinite(v).sum()) for v in (mine, ref))
-        why = ("" if np.isfinite(lo) else "1 seed" if n_mine < 2 else "1 dense seed" if n_ref < 2 else
-               "dense wins 0 %" if iqm(ref[np.isfinite(ref)]) <= 0 else "dense's interval reaches 0")
-        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi, "normalised_why": why,
+        rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
+                     "normalised_why": no_interval_why(lo, mine, ref, "dense"),
                      "p_improvement": probability_of_improvement(mine, ref)})
     return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])

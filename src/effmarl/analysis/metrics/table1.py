@@ -17,6 +17,7 @@ from effmarl.analysis.metrics.mast import (
     SPARSITY,
     _key,
     final_win_rate,
+    no_interval_why,
     require_comparable,
     seed_stats,
     versus_dense,
@@ -137,12 +138,13 @@ def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
 METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
 
 
-def ratio_verdict(lo, hi, of: str = "MAST") -> str:
+def ratio_verdict(lo, hi, of: str = "MAST", why: str = "") -> str:
     """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi]: '<of> above'
-    where the whole interval lies above 1, '<of> below' where it lies under 1, else 'undecided' (NaN bounds:
-    'no interval')."""
+    where the whole interval lies above 1, '<of> below' where it lies under 1, else 'undecided'. NaN bounds: 'undecided'
+    where the ratio is unbounded (`why`, mast.no_interval_why, says the reference's interval reaches 0: Fieller's set
+    then holds ratios below 1 too), else 'no interval' (too few seeds)."""
     if pd.isna(lo) or pd.isna(hi):
-        return "no interval"
+        return "undecided" if why.endswith("interval reaches 0") else "no interval"
     return f"{of} above" if lo > 1 else f"{of} below" if hi < 1 else "undecided"
 
 
@@ -150,8 +152,8 @@ def versus_baselines(runs: pd.DataFrame, value: str = "win_rate") -> pd.DataFram
     """Paper 2's central comparison in each Table-1 cell (`table1_runs`' runs): per (algo, map) and baseline method,
     `ratio` = IQM of MAST's runs / IQM of the baseline's with Fieller's 95 % interval (`lo`, `hi`:
     stats.ratio_interval, trim IQM_TRIM - the interval Table 1 gives against dense), `p_improvement` = P(a MAST run
-    beats a baseline run), `verdict` (ratio_verdict) and `seeds` (MAST's, the baseline's). One row per baseline
-    present in a cell that also has MAST runs."""
+    beats a baseline run), `verdict` (ratio_verdict), `why` (mast.no_interval_why: why there is no interval, '' where
+    there is) and `seeds` (MAST's, the baseline's). One row per baseline present in a cell that also has MAST runs."""
     rows = []
     for (algo, name), cell in runs.groupby([ALGO, MAP], sort=True):
         mast = cell.loc[cell[METHOD] == "mast", value].to_numpy(dtype=float)
@@ -160,13 +162,13 @@ def versus_baselines(runs: pd.DataFrame, value: str = "win_rate") -> pd.DataFram
         for method, group in cell[~cell[METHOD].isin(["dense", "mast"])].groupby(METHOD, sort=False):
             other = group[value].to_numpy(dtype=float)
             lo, hi = ratio_interval(mast, other, trim=IQM_TRIM)
-            ref = iqm(other[np.isfinite(other)])
+            ref, why = iqm(other[np.isfinite(other)]), no_interval_why(lo, mast, other, "baseline")
             rows.append({"algo": algo, "map": name, "method": method,
                          "ratio": float(iqm(mast[np.isfinite(mast)]) / ref) if ref > 0 else np.nan,
                          "lo": lo, "hi": hi, "p_improvement": probability_of_improvement(mast, other),
-                         "verdict": ratio_verdict(lo, hi), "seeds": f"{len(mast)}, {len(other)}"})
+                         "verdict": ratio_verdict(lo, hi, why=why), "why": why, "seeds": f"{len(mast)}, {len(other)}"})
     table = pd.DataFrame(rows, columns=["algo", "map", "method", "ratio", "lo", "hi", "p_improvement", "verdict",
-                                        "seeds"])
+                                        "why", "seeds"])
     order = table["method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
     return table.assign(_o=order).sort_values(["algo", "map", "_o"]).drop(columns="_o").reset_index(drop=True)
 

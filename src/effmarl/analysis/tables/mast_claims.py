@@ -303,7 +303,8 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
                  f"{interval_text(r['normalised_lo'], r['normalised_hi'])}"
                  for _, r in cell.iterrows() if r["method"] not in ("dense", "mast")
                  and pd.notna(r["normalised_hi"]) and r["normalised_hi"] < 1 - TOLERANCE - 1e-12]
-        ratios = [f"{method_name(r['method'])} {r['ratio']:.2f} {interval_text(r['lo'], r['hi'])} {r['verdict']}"
+        ratios = [f"{method_name(r['method'])} {r['ratio']:.2f} {interval_text(r['lo'], r['hi'], 2, r['why'])} "
+                  f"{r['verdict']}"
                   for _, r in vs.iterrows()]
         above = int((vs["verdict"] == "MAST above").sum())
         parts.append(f"{_cell_text(mast)} {mast['sparsity']:g}: below dense by the whole interval: "
