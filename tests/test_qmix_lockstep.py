@@ -81,6 +81,29 @@ def test_stacked_updates_equal_separate_learners(algo, method, vectorised):
         assert not torch.equal(*(next(iter(lr.sparse.topology.masks.values())) for lr in separate[:2]))
 
 
+@pytest.mark.parametrize("vectorised", [False], ids=["loop"])
+def test_a_seeds_update_does_not_depend_on_how_long_the_other_seeds_sampled_episodes_are(vectorised):
+    """Seed 0's loss, statistics, gradient norm and updated parameters are bit for bit the same whether seed 1's
+    batch is shorter or longer than its own: in lockstep each seed trains as it would alone. Otherwise a seed's
+    run depends on which of the other seeds' rounds its updates are paired with, and a resume from periodic
+    checkpoints that each seed saved in a different round (a SIGKILLed lockstep run) diverges from the
+    uninterrupted run."""
+    kind = ("one_step", 1, 0.0)
+    own = random_batch(10, [23, 41, 7, 30, 55, 12, 38, 19])
+    results = []
+    for partner in ([5, 9, 3, 8, 6, 4, 7, 2], [60, 64, 61, 50, 62, 63, 58, 59]):  # shorter, longer than seed 0's
+        stack = SeedStack(learners("qmix", "dense", [0, 1]), vectorised=vectorised)
+        total, losses, stats = stack.losses([own, random_batch(11, partner)], [kind, kind], [0, 1])
+        norms = stack.step(total, [0, 1], [1, 1], [0.0, 0.0])
+        results.append((losses[0], stats[0], norms[0], {n: p[0].detach().clone() for n, p in stack.params.items()}))
+    (loss_a, stats_a, norm_a, params_a), (loss_b, stats_b, norm_b, params_b) = results
+    assert torch.equal(loss_a, loss_b), (loss_a.item(), loss_b.item())
+    assert all(torch.equal(stats_a[k], stats_b[k]) for k in stats_a), {k: (stats_a[k].item(), stats_b[k].item())
+                                                                       for k in stats_a}
+    assert torch.equal(norm_a, norm_b), (norm_a.item(), norm_b.item())
+    assert all(torch.equal(params_a[n], params_b[n]) for n in params_a)
+
+
 def test_seed_state_round_trips_into_another_stack():
     a = SeedStack(learners("qmix", "mast", [0, 1]), vectorised=True)
     batches = [random_batch(s, (3, 5)) for s in (0, 1)]
@@ -177,3 +200,69 @@ def test_sigterm_saves_every_seed_at_the_rounds_end_and_the_resumed_run_equals_t
         pd.testing.assert_frame_equal(whole, resumed)
         a, b = (torch.load(tmp_path / f"{k}{cfg['seed']}" / "model.pt") for k in ("whole", "stopped"))
         assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.slow
+def test_seeds_killed_after_periodic_checkpoints_of_different_rounds_resume_to_the_uninterrupted_run(
+        tmp_path, monkeypatch):
+    """Each seed in lockstep saves its periodic checkpoint once it has run checkpoint_every env steps since its last,
+    which for seeds of different episode lengths falls in different rounds. A kill that saves nothing (SIGKILL,
+    power loss) after such checkpoints, then the same command again, must still give every seed the uninterrupted
+    run's metrics and model bit for bit (the SIGTERM test above has every seed save in one round)."""
+    import importlib
+
+    from effmarl.runs import RunDir
+
+    loop = importlib.import_module("effmarl.algos.qmix.run")
+    cfgs = []
+    for seed in (3, 4, 5):
+        cfg = short_cfg(seed, "dense")
+        cfg["budget"]["env_steps"] = 600
+        cfg["qmix"].update(eval_every=100, checkpoint_every=100)
+        cfgs.append(cfg)
+
+    def train(name):
+        return loop.run_lockstep(copy.deepcopy(cfgs), [RunDir(tmp_path / f"{name}{c['seed']}", c) for c in cfgs])
+
+    saves, save = [], loop.SeedRun.checkpoint_due  # (rounds done, seed) of each periodic checkpoint
+
+    def recorded(self):
+        saved = save(self)
+        if saved:
+            saves.append((self.counters["rounds"], self.settings.seed))
+        return saved
+
+    monkeypatch.setattr(loop.SeedRun, "checkpoint_due", recorded)
+    assert all(train("whole"))
+    monkeypatch.undo()
+
+    def latest(done):  # each seed's last checkpoint (rounds done) once `done` rounds are done
+        return [max((r for r, s in saves if s == c["seed"] and r <= done), default=None) for c in cfgs]
+
+    kill = next(done + 1 for done in range(1, max(r for r, _ in saves) + 1)
+                if None not in latest(done) and len(set(latest(done))) > 1)
+    print("periodic checkpoints (rounds done, seed):", saves, "; killed before round", kill,
+          "with the seeds' checkpoints at rounds", latest(kill - 1))
+
+    class Killed(Exception):
+        pass
+
+    collect, calls = loop.collect_round, []
+
+    def collect_or_die(seeds, runner, active):
+        calls.append(None)
+        if len(calls) == kill:
+            raise Killed  # as SIGKILL: no safe point, nothing saved
+        return collect(seeds, runner, active)
+
+    monkeypatch.setattr(loop, "collect_round", collect_or_die)
+    with pytest.raises(Killed):
+        train("killed")
+    monkeypatch.undo()
+    assert all(train("killed"))  # the same command again: each seed from its own last periodic checkpoint
+    for cfg in cfgs:
+        whole, resumed = (pd.read_parquet(tmp_path / f"{k}{cfg['seed']}" / "metrics.parquet").drop(columns=["wall_s"])
+                          for k in ("whole", "killed"))
+        pd.testing.assert_frame_equal(whole, resumed, check_exact=True, obj=f"seed {cfg['seed']} metrics")
+        a, b = (torch.load(tmp_path / f"{k}{cfg['seed']}" / "model.pt") for k in ("whole", "killed"))
+        assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a), f"seed {cfg['seed']} model"

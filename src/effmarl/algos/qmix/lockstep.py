@@ -20,7 +20,11 @@ benchmarks/results/qmix_compiled_3s5z.md) and is gone (git show 5e40a92:src/effm
 
 Seeds whose updates use different returns (hybrid TD(λ) switches at an env-step count that a seed reaches a
 round earlier or later than another) are evaluated in one vmap call per return kind. Padding episodes in time
-changes no loss: padded steps are masked out of the TD error and of every return (tests/test_qmix_lockstep.py).
+changes no loss mathematically (padded steps are masked out of the TD error and of every return), but it changes the
+rounding of every sum over time steps. So the seed-by-seed path (the CPU's) evaluates each seed on its own unpadded
+batch: a seed's update depends on its batch alone, and a run resumed from periodic checkpoints that the seeds took in
+different rounds equals the uninterrupted run to the bit (tests/test_qmix_lockstep.py). The vmapped path (a GPU's)
+pads to the longest batch, so there a seed's rounding depends on the others'.
 """
 
 from __future__ import annotations
@@ -89,7 +93,6 @@ class SeedStack:
         """Loss and statistics of seed seeds[i] on batches[i] with return kinds[i]. Returns (Σ loss, [loss_i],
         [stats_i]) with loss_i and the statistics as 0-d tensors."""
         steps = max(b["filled"].shape[1] for b in batches)
-        padded = [pad_time(b, steps) for b in batches]
         groups = defaultdict(list)
         for i, kind in enumerate(kinds):
             groups[kind].append(i)
@@ -103,11 +106,15 @@ class SeedStack:
                 at = torch.tensor(idx, device=next(iter(self.params.values())).device)
                 params = {n: p.index_select(0, at) for n, p in {**self.params, **self.target}.items()}
             if len(members) == 1 or not self.vectorised:  # seed by seed (a dense GRU keeps the fused cell)
-                each = [functional_call(self.template, {n: p[j] for n, p in params.items()}, (padded[i], kind))
+                # each on its own batch, unpadded: padding changes no loss mathematically, but it does change the
+                # rounding of every sum over time steps, so a padded seed's update would depend on the longest
+                # episode the other seeds sampled (and a resume that re-pairs the seeds' rounds would diverge)
+                each = [functional_call(self.template, {n: p[j] for n, p in params.items()}, (batches[i], kind))
                         for j, i in enumerate(members)]
                 loss = torch.stack([e[0] for e in each])
                 stat = {k: torch.stack([e[1][k] for e in each]) for k in each[0][1]}
             else:
+                padded = {i: pad_time(batches[i], steps) for i in members}
                 batch = {k: torch.stack([padded[i][k] for i in members]) for k in padded[members[0]]}
                 for cell in self.cells:  # vmap has no batching rule for torch's fused GRU cell
                     cell.fused = False
