@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import copy
+import subprocess
+import sys
 
 import pytest
+from conftest import ROOT
 
 from effmarl.config import ConfigError, config_hash, load_yaml, validate
 from effmarl.studies import expand_study
@@ -210,3 +213,25 @@ def test_the_sampling_benchmarks_windows_k_are_a_list_of_positive_integers():
     assert lines(16) == ["field 'paper1_micro.sampling_bench.k': must be array, got 16 (int)"]
     assert lines([1, 0]) == ["field 'paper1_micro.sampling_bench.k.1': 0 is less than the minimum of 1"]
     assert lines([]) == ["field 'paper1_micro.sampling_bench.k': [] should be non-empty"]
+
+
+def test_validating_a_profile_as_effmarl_validate_and_the_workflow_do_imports_no_torch():
+    """`effmarl validate` and the Snakefile's loading (load_yaml, resolve_profile, validate, expand_all, and the
+    modules the rule files import) run every run's cross-field checks, and import no torch: Snakemake parses the
+    workflow once per job."""
+    code = """
+import sys
+from effmarl.cli import main
+from effmarl.config import load_yaml, validate
+from effmarl.studies import expand_all, resolve_profile
+import effmarl.outputs, effmarl.resources
+assert main(["validate", "configs/default.yaml"]) == 0
+config = load_yaml("configs/smoke.yaml")
+config.update(resolve_profile(config))
+validate(config, source="profile")
+expand_all(config)
+print(sorted(m for m in ("torch", "jax") if m in sys.modules))
+"""
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.strip().splitlines()[-1] == "[]"

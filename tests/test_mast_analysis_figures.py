@@ -15,8 +15,9 @@ from effmarl.analysis.figures import FIGURES
 from effmarl.analysis.io import save_figure
 from effmarl.analysis.tables import TABLES
 from effmarl.config import ConfigError
+from effmarl.methods import METHODS as SPARSE_METHODS
 
-METHODS = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
+METHODS = list(SPARSE_METHODS)  # every method of the table (effmarl/methods.py)
 
 
 def masks_summary(seeds: int = 2, unit_types: bool = True) -> pd.DataFrame:

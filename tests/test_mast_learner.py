@@ -11,10 +11,11 @@ import pytest
 import torch
 from test_qmix_learner import OBS, SPEC, STATE, A, N, T, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, QmixSettings, SeedStack, accounting, check_config, target_kind, tiny_hyper
+from effmarl.algos.qmix import Learner, QmixSettings, SeedStack, accounting, target_kind, tiny_hyper
 from effmarl.components import mast_components
 from effmarl.config import ConfigError, validate
 from effmarl.nets.rnn_agent import RNNAgent, agent_inputs, linear_factory
+from effmarl.qmix_checks import check_config
 from effmarl.replay.dual import DualReplay
 from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer, concat, empty_batch, episode_scheme
@@ -228,7 +229,7 @@ def test_policy_distance_is_zero_for_greedy_actions():
 @pytest.mark.parametrize("hypernet_layers", [1, 2])
 def test_tiny_matches_the_sparse_parameter_count_within_one_width_unit(hypernet_layers):
     q = run_cfg(method="tiny", qmix={"shared_params": False, "hypernet_layers": hypernet_layers})["qmix"]
-    full = Learner("qmix", q, N, OBS, A, STATE, sparse={"method": "rigl", "sparsity": 0.9})
+    full = Learner("qmix", q, N, OBS, A, STATE, sparse=run_cfg(method="rigl")["sparse"])
     sparse_params = sum(int(m.sum()) for m in full.sparse.topology.masks.values())
     narrow, info = tiny_hyper("qmix", q, N, OBS, A, STATE, 0.9)
     assert info["tiny_target_params"] == sparse_params
@@ -251,7 +252,7 @@ def test_tiny_matches_the_sparse_parameter_count_within_one_width_unit(hypernet_
 
 def test_tiny_ow_qmix_counts_the_central_networks_it_would_sparsify():
     q = run_cfg(algo="ow_qmix", method="tiny", qmix={"shared_params": False})["qmix"]
-    full = Learner("ow_qmix", q, N, OBS, A, STATE, sparse={"method": "rigl", "sparsity": 0.9})
+    full = Learner("ow_qmix", q, N, OBS, A, STATE, sparse=run_cfg("ow_qmix", "rigl")["sparse"])
     narrow, info = tiny_hyper("ow_qmix", q, N, OBS, A, STATE, 0.9)
     assert info["tiny_target_params"] == sum(int(m.sum()) for m in full.sparse.topology.masks.values())
     tiny = Learner("ow_qmix", narrow, N, OBS, A, STATE)

@@ -6,9 +6,10 @@ import pandas as pd
 import pytest
 import torch
 
-from effmarl.algos.qmix import Learner, check_config, select_actions
+from effmarl.algos.qmix import Learner, select_actions
 from effmarl.config import ConfigError, validate
 from effmarl.envs.base import EnvSpec
+from effmarl.qmix_checks import check_config
 from effmarl.replay.episode import empty_batch, episode_scheme
 
 ALGOS = ["qmix", "ow_qmix", "res_qmix"]

@@ -13,6 +13,7 @@ import pytest
 from effmarl import resources
 from effmarl.analysis.style import algo_name
 from effmarl.config import ConfigError, validate
+from effmarl.methods import METHODS
 from effmarl.studies import expand_all, expand_study, process_groups
 from effmarl.variants import QMIX_VARIANTS
 
@@ -34,7 +35,7 @@ def workflow_train_outputs():
     """common.smk's train_outputs, read from the rule file as Snakemake runs it (its Python helpers)."""
     text = (ROOT / "workflow/rules/common.smk").read_text()
     source = text[text.index("QMIX_FAMILY ="):text.index("def train_kind")]
-    namespace = {"QMIX_VARIANTS": QMIX_VARIANTS}
+    namespace = {"QMIX_VARIANTS": QMIX_VARIANTS, "METHODS": METHODS}
     exec(source, namespace)  # noqa: S102 - the repository's own rule file
     return namespace["train_outputs"]
 

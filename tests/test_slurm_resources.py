@@ -15,6 +15,7 @@ from conftest import ROOT
 
 from effmarl import resources, step_costs
 from effmarl.config import validate
+from effmarl.scenarios import SCENARIOS
 from effmarl.studies import expand_all, load_profile
 
 
@@ -78,9 +79,11 @@ def test_gpu_only_when_the_config_selects_cuda():
 def test_mpe_observation_size_is_the_real_environments(n):
     from effmarl.envs import make_env
 
-    spec = make_env({"backend": "mpe", "scenario": "simple_tag", "n_agents": n, "max_cycles": 25}).spec
-    assert max(spec.obs_dims) == resources.mpe_obs_dim(n)
-    assert set(spec.n_actions) == {resources.MPE_ACTIONS}
+    env = {"backend": "mpe", "scenario": "simple_tag", "n_agents": n, "max_cycles": 25}
+    spec = make_env(env).spec
+    assert spec.obs_dims == SCENARIOS["simple_tag"].obs_dims(n, 2)  # the scenario's model, agent by agent
+    assert max(spec.obs_dims) == resources.mpe_obs_dim(env)
+    assert set(spec.n_actions) == {SCENARIOS["simple_tag"].n_actions}
 
 
 def test_smax_map_table_and_episode_bytes_are_the_real_buffers():
@@ -99,7 +102,7 @@ def test_contiguous_bytes_are_the_real_storage_arrays():
     from effmarl.replay.storage import ContiguousStorage
 
     cfg = _paper1(n=6, episodes=40)  # 1 000 transitions stored
-    obs = resources.mpe_obs_dim(6)
+    obs = resources.mpe_obs_dim({"n_agents": 6})
     storage = ContiguousStorage(1000, [obs - 2] * 4 + [obs] * 2, [5] * 6, backend="numpy")
     assert sum(a.nbytes for a in storage.data.values()) == resources.offpolicy_replay_bytes(cfg)
 

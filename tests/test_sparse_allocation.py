@@ -9,9 +9,10 @@ import pytest
 import torch
 from test_qmix_learner import OBS, STATE, A, N, random_batch  # noqa: E402  (the same small batches)
 
-from effmarl.algos.qmix import Learner, QmixSettings, SeedStack, check_config
+from effmarl.algos.qmix import Learner, QmixSettings, SeedStack
 from effmarl.algos.qmix.accounting import write_accounting
 from effmarl.config import ConfigError, validate
+from effmarl.qmix_checks import check_config
 from effmarl.runs import RunDir
 from effmarl.sparse.allocation import agent_shares, split_by_agent
 

@@ -7,6 +7,7 @@ import pytest
 import torch
 from torch import nn
 
+from effmarl.config import validate
 from effmarl.nets.rnn_agent import GRUCell, RNNAgent, StackedLinear, linear_factory
 from effmarl.sparse import (
     SparseTopology,
@@ -28,6 +29,13 @@ class Agent(nn.Module):
     def forward(self, x, h):
         h = self.rnn(torch.relu(self.fc1(x)), h)
         return self.fc2(h), h
+
+
+def sparse_section(**fields) -> dict:
+    """A `sparse:` section as a validated run holds it: `fields` and the schema's defaults."""
+    return validate({"study": "t", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
+                     "budget": {"env_steps": 100}, "qmix": {"shared_params": fields.get("method") == "dense"},
+                     "sparse": fields}, part="run")["sparse"]
 
 
 def stacked_agents(n=4, obs=20, hidden=16, actions=6) -> RNNAgent:
@@ -75,8 +83,8 @@ def test_training_keeps_exact_sparsity_and_zero_weights(method, opt_name):
     torch.manual_seed(0)
     agent = Agent()
     total_updates = 48
-    sparse = SparseTraining.from_config({"method": method, "sparsity": 0.8, "delta_m": 4, "zeta0": 0.5,
-                                         "anneal_end": 0.75}, agent, total_updates, seed=3)
+    sparse = SparseTraining.from_config(sparse_section(method=method, sparsity=0.8, delta_m=4), agent,
+                                        total_updates, seed=3)
     topo = sparse.topology
     counts0 = dict(topo.counts)
     opt = (torch.optim.RMSprop(agent.parameters(), lr=5e-3, alpha=0.99, eps=1e-5) if opt_name == "rmsprop"
@@ -226,15 +234,22 @@ def test_target_copies_masks_and_checkpoint_roundtrip():
 
 
 def test_schedule():
-    assert cosine_zeta(0, 1000) == 0.5
-    assert cosine_zeta(375, 1000) == pytest.approx(0.25)
-    assert cosine_zeta(750, 1000) == 0.0 and cosine_zeta(900, 1000) == 0.0
-    s = TopologySchedule("gradient", total_updates=1000, delta_m=200)
+    assert cosine_zeta(0, 1000, 0.5, 0.75) == 0.5
+    assert cosine_zeta(375, 1000, 0.5, 0.75) == pytest.approx(0.25)
+    assert cosine_zeta(750, 1000, 0.5, 0.75) == 0.0 and cosine_zeta(900, 1000, 0.5, 0.75) == 0.0
+    s = TopologySchedule("gradient", total_updates=1000, delta_m=200, zeta0=0.5, anneal_end=0.75)
     assert [t for t in range(1001) if s.due(t)] == [200, 400, 600]
-    assert not any(TopologySchedule(None, 1000).due(t) for t in range(1001))
-    assert SparseTraining.from_config({"method": "dense"}, Agent(), 10) is None
-    assert SparseTraining.from_config({"method": "tiny"}, Agent(), 10) is None
-    assert SparseTraining.from_config({"method": "static", "sparsity": 0.5}, Agent(), 10).schedule.grow is None
+    assert not any(TopologySchedule(None, 1000, 200, 0.5, 0.75).due(t) for t in range(1001))
+    assert SparseTraining.from_config({}, Agent(), 10) is None
+    assert SparseTraining.from_config(sparse_section(method="dense"), Agent(), 10) is None
+    assert SparseTraining.from_config(sparse_section(method="tiny"), Agent(), 10) is None
+    assert SparseTraining.from_config(sparse_section(method="static", sparsity=0.5), Agent(), 10).schedule.grow is None
+
+
+def test_the_schedule_reads_the_sparse_section_the_schema_filled():
+    sparse = SparseTraining.from_config(sparse_section(method="rigl"), Agent(), 1000)
+    assert (sparse.topology.sparsity, sparse.topology.distribution) == (0.9, "er")
+    assert (sparse.schedule.delta_m, sparse.schedule.zeta0, sparse.schedule.anneal_end) == (200, 0.5, 0.75)
 
 
 def test_er_budget_property_random_layers():

@@ -12,12 +12,12 @@ import torch
 from test_train_many import tiny_cfg
 
 from effmarl import harness, io
-from effmarl.algos.qmix import check_config
 from effmarl.algos.qmix.run import SeedRun, build_learner
 from effmarl.algos.qmix.settings import QmixSettings
 from effmarl.algos.qmix.tickets import load_ticket
 from effmarl.config import ConfigError
 from effmarl.profiling.phases import PhaseTimer
+from effmarl.qmix_checks import check_config
 from effmarl.runs import RunDir
 
 SEED = 3

@@ -96,7 +96,8 @@ def test_check_config_runs_exactly_once_per_run_of_effmarl_train(tmp_path, monke
 
     from effmarl.cli import main
 
-    qmix, qmix_run, checks = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run", ".checks"))
+    qmix, qmix_run = (importlib.import_module(f"effmarl.algos.qmix{m}") for m in ("", ".run"))
+    checks = importlib.import_module("effmarl.qmix_checks")
 
     argv = ["--debug", "train", *overrides]  # the workflow's jobs pass --set threads=1
     for seed in seeds:

@@ -26,6 +26,8 @@ from typing import Any
 import jsonschema
 import yaml
 
+from effmarl.methods import METHODS
+from effmarl.scenarios import SCENARIOS
 from effmarl.variants import QMIX_VARIANTS
 
 
@@ -66,19 +68,29 @@ class Section(Mapping):
 
 
 def schema() -> dict:
-    """The config schema, with the QMIX family's variants (effmarl/variants.py) in its `algo` enums."""
-    return _schema(tuple(QMIX_VARIANTS))
+    """The config schema, with the records' names in its enums: the QMIX family's variants (effmarl/variants.py) in
+    `algo`, the sparse-training methods (effmarl/methods.py) in `sparse.method`, paper 1's scenarios and their teams
+    (effmarl/scenarios.py) in `env.scenario` and `offpolicy.train_teams`."""
+    return _schema(tuple(QMIX_VARIANTS), tuple(METHODS), tuple(SCENARIOS))
 
 
 @cache
-def _schema(variants: tuple[str, ...]) -> dict:
+def _schema(variants: tuple[str, ...], methods: tuple[str, ...], scenarios: tuple[str, ...]) -> dict:
     text = resources.files("effmarl").joinpath("schemas/config.schema.yaml").read_text()
     full = yaml.safe_load(text)
-    run = full["$defs"]["run"]
+    defs = full["$defs"]
+    run = defs["run"]
     run["properties"]["algo"]["enum"] += list(variants)
     family = [c for c in run["allOf"] if c.get("if", {}).get("properties", {}).get("algo", {}).get("enum") == []]
     assert len(family) == 1, "the schema's qmix-family condition (algo enum [], filled here) is missing"
     family[0]["if"]["properties"]["algo"]["enum"] = list(variants)
+    teams = list(dict.fromkeys(team for name in scenarios for team in SCENARIOS[name].teams.values()))
+    train_teams = defs["offpolicy"]["properties"]["train_teams"]
+    for enum, names in ((defs["sparse"]["properties"]["method"], methods),
+                        (defs["env_mpe"]["properties"]["scenario"], scenarios), (train_teams["items"], teams)):
+        assert enum["enum"] == [], "the schema's enums that the records fill are written [] in the file"
+        enum["enum"] = list(names)
+    train_teams["default"] = teams  # every team trains unless the run names some
     return full
 
 
@@ -194,9 +206,13 @@ CROSS_CHECKS = {
 }  # + each QMIX-family variant's `checks` (effmarl/variants.py)
 
 
-def env_copies_checks(cfg: dict) -> None:
-    """`env.num_envs` (E copies in lockstep, on the backends whose schema has it): an episode-budgeted run plays
+def env_checks(cfg: dict) -> None:
+    """`env.backend` mpe_vec only for a scenario it implements (its entry's `array_backend`, effmarl/scenarios.py).
+    `env.num_envs` (E copies in lockstep, on the backends whose schema has it): an episode-budgeted run plays
     its episodes E at a time, so the budget is a multiple of E; the qmix family sets copies in its own section."""
+    if cfg["env"]["backend"] == "mpe_vec" and not SCENARIOS[cfg["env"]["scenario"]].array_backend:
+        raise ConfigError([f"field 'env.backend': scenario {cfg['env']['scenario']!r} has no array backend (mpe_vec); "
+                           "use mpe"], f"run {cfg['study']}")
     copies = cfg["env"].get("num_envs", 1)
     if copies == 1:
         return
@@ -212,7 +228,7 @@ def env_copies_checks(cfg: dict) -> None:
 def cross_checks(cfg: dict, source: str = "config") -> None:
     """The checks the schema cannot express, for a schema-valid run; ConfigError lines name the fields."""
     try:
-        env_copies_checks(cfg)
+        env_checks(cfg)
     except ConfigError as exc:
         raise ConfigError(exc.lines, source) from None
     target = CROSS_CHECKS.get(cfg["algo"]) or getattr(QMIX_VARIANTS.get(cfg["algo"]), "checks", None)

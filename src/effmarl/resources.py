@@ -31,6 +31,8 @@ from collections import defaultdict
 
 from effmarl import step_costs
 from effmarl.components import mast_components
+from effmarl.methods import method
+from effmarl.scenarios import scenario
 from effmarl.step_costs import interpolate
 from effmarl.studies import seed_groups
 
@@ -62,13 +64,9 @@ SMAX_MAPS = {"3m": (3, 75, 8, 72, 60), "2s3z": (5, 127, 10, 120, 120), "3s5z": (
 QMIX_EVAL_COMPILE_S = 15.0
 QMIX_EVAL_EPISODE_S = 0.0012  # per greedy episode on 3m (60-step limit), compiled
 
-MPE_ACTIONS = 5
-
-
-def mpe_obs_dim(n_agents: int, num_obstacles: int = 2) -> int:
-    """Largest observation of mpe2 simple_tag (a predator's): own velocity and position, obstacles, every
-    other agent's position and every prey's velocity."""
-    return 4 + 2 * num_obstacles + 2 * (n_agents - 1) + 2 * (n_agents // 3)
+def mpe_obs_dim(env: dict) -> int:
+    """The largest observation of an MPE run's agents (its scenario's observation model, effmarl/scenarios.py)."""
+    return max(scenario(env.get("scenario", "simple_tag")).obs_dims(env["n_agents"], env.get("num_obstacles", 2)))
 
 
 # ---- memory -------------------------------------------------------------------------------------------------
@@ -76,11 +74,11 @@ def mpe_obs_dim(n_agents: int, num_obstacles: int = 2) -> int:
 def offpolicy_replay_bytes(cfg: dict) -> float:
     """Paper 1's replay storage at its largest, counting the checkpoint's peak for the reference storage."""
     env, replay = cfg["env"], cfg.get("replay", {})
-    n, obs = env["n_agents"], mpe_obs_dim(env["n_agents"], env.get("num_obstacles", 2))
+    n, obs, actions = env["n_agents"], mpe_obs_dim(env), scenario(env.get("scenario", "simple_tag")).n_actions
     stored = min(replay.get("buffer_size", 1_000_000), cfg["budget"]["episodes"] * env.get("max_cycles", 25))
     if replay.get("storage", "reference") == "contiguous":
-        return stored * n * 4 * (2 * obs + MPE_ACTIONS + 2)
-    live = stored * n * (REFERENCE_OVERHEAD_B + 4 * (obs + MPE_ACTIONS))
+        return stored * n * 4 * (2 * obs + actions + 2)
+    live = stored * n * (REFERENCE_OVERHEAD_B + 4 * (obs + actions))
     return live * (3 if cfg.get("offpolicy", {}).get("checkpoint_every", 0) else 1)
 
 
@@ -153,7 +151,7 @@ def qmix_seconds(cfg: dict) -> float:
     factor = step_costs.qmix_factor(cfg["algo"], costs)
     if not q.get("shared_params", True):
         factor *= costs.per_agent_factor
-    if cfg.get("sparse", {}).get("method", "dense") != "dense":
+    if method(cfg.get("sparse", {}).get("method", "dense")).cost != "dense":  # its cost kind (effmarl/methods.py)
         factor *= costs.sparse_factor
     # acting was measured with 8 copies per round; fewer copies share the per-call cost among fewer steps, so
     # 8 / num_envs x the measured cost bounds it (more copies: no discount taken)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from effmarl.config import ConfigError, load_yaml, set_dotted, validate
+from effmarl.methods import METHODS
 from effmarl.profile_checks import comparison_problems, evaluation_problems, lockstep_problems, selection_studies
 
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
@@ -278,10 +279,10 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
     if bench_run is not None:
         study, _, rid = bench_run.partition("/")
         cfg = runs.get(study, {}).get(rid)
-        if cfg is None or cfg.get("sparse", {}).get("method", "dense") in ("dense", "tiny") or \
+        if cfg is None or not METHODS[cfg.get("sparse", {}).get("method", "dense")].masks or \
                 cfg.get("qmix", {}).get("shared_params", True):
             raise ConfigError([f"field 'bench.sparse.run': {bench_run!r} is not a sparse run with per-agent networks "
-                               "of this profile (<study>/<run id>, sparse.method other than dense or tiny, "
+                               "of this profile (<study>/<run id>, a sparse.method with masks, "
                                "qmix.shared_params: false)"], "profile")
     return runs
 

@@ -60,7 +60,7 @@ class Variant:
     train_flops: Callable[..., float]
     aliases: tuple[str, ...] = ()
     module: str = "effmarl.algos.qmix"                    # exposes run(cfg, rundir) and run_lockstep
-    checks: str = "effmarl.algos.qmix:check_config"       # its cross-field checks (config.py)
+    checks: str = "effmarl.qmix_checks:check_config"      # its cross-field checks (config.py; torch-free)
 
     @property
     def central(self) -> bool:

@@ -3,6 +3,7 @@ import os
 import re
 import shlex
 
+from effmarl.methods import METHODS
 from effmarl.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError
 from effmarl.outputs import resolve
@@ -30,7 +31,7 @@ PROCESS_GROUPS = process_groups(config, RUNS)
 
 # The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
 QMIX_FAMILY = QMIX_VARIANTS  # the QMIX family's variants (src/effmarl/variants.py), read live
-DENSE_METHODS = ("dense", "tiny")  # no topology, so no masks.pt
+SPARSE_METHODS = METHODS  # the sparse-training methods (src/effmarl/methods.py): masks.pt where a method has masks
 
 
 def train_outputs(cfg):
@@ -40,7 +41,7 @@ def train_outputs(cfg):
     elif cfg["algo"] in QMIX_FAMILY:
         files += ["schedule.json", "model.pt", "sparsity.parquet", "layers.parquet", "agent_masks.parquet",
                   "topology.parquet"]
-        if cfg["sparse"]["method"] not in DENSE_METHODS:
+        if SPARSE_METHODS[cfg["sparse"]["method"]].masks:
             files.append("masks.pt")
     return tuple(files)
 

@@ -5,7 +5,7 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
 - **QMIX family (paper 2)**: a start-up (imports, SMAX set-up, the JIT compilation of acting and evaluation: 40 s,
   measured 2026-12-03 on a 10 000-step dense 3m run - its first acting round took 11.7 s and its first evaluation
   14.9 s against 0.2 s and 0.03 s later) plus per env step the cost the published default run measured for its kind
-  of method: mast_dense (dense), mast_sweep (MAST) and mast_table1 (the five baselines) in
+  of method: mast_dense (dense), mast_sweep (MAST) and mast_table1 (the baselines) in
   `<published>/mast/prices.csv` (QMIX_PRICES: the costs table of the last paper-2 run whose Table-1 jobs ran whole
   and alone), each study's job seconds less a start-up per job, per run (its `runs` column: several
   runs share a process), less the run's evaluations, over its 250 000 env steps
@@ -48,8 +48,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from effmarl.methods import method
+
 QMIX_START_S = 40.0
-PUBLISHED_QMIX = {"mast_dense": "dense", "mast_sweep": "mast", "mast_table1": "baseline"}
+PUBLISHED_QMIX = {"mast_dense": "dense", "mast_sweep": "mast", "mast_table1": "baseline"}  # study -> cost kind
 PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs/paper2-study.md)
 PUBLISHED_QMIX_EVALS = (314, 32)      # their evaluations x episodes (every 800 steps, 32 episodes)
 MPE_START_S = 5.0
@@ -97,8 +99,8 @@ def _qmix_work(cfg: dict) -> float:
 
 
 def qmix_kind(cfg: dict) -> str:
-    method = cfg.get("sparse", {}).get("method", "dense")
-    return "dense" if method == "dense" else "mast" if method == "mast" else "baseline"
+    """The cost kind of a QMIX-family run's method (effmarl/methods.py): the published study that priced it."""
+    return method(cfg.get("sparse", {}).get("method", "dense")).cost
 
 
 def qmix_seconds(cfg: dict, per_step: dict[str, float]) -> float:

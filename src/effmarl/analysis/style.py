@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.metrics import METHOD_ORDER, curves, seeds_text
+from effmarl.methods import METHODS
 from effmarl.variants import QMIX_VARIANTS
 
 # One colour per sampler and per phase, the same in every figure (tab10).
@@ -24,8 +25,6 @@ PHASE_COLORS = {phase: _TAB10[i] for i, phase in enumerate(
 
 # Display names of the paper-2 algorithms and sparse-training methods (their table order is metrics.METHOD_ORDER).
 ALGO_NAMES = {name: v.display for name, v in QMIX_VARIANTS.items()}  # effmarl/variants.py
-METHOD_NAMES = {"dense": "Dense", "tiny": "Tiny", "static": "SS", "set": "SET", "rigl": "RigL", "rlx2": "RLx2",
-                "mast": "MAST"}
 
 
 def sampler_color(sampler: str):
@@ -85,12 +84,13 @@ OPERATOR_NAMES = {"max": "max", "softmax": "softmax", "mellowmax": "Mellowmax", 
 
 
 def method_color(method: str):
-    """One colour per paper-2 method, the same in every figure (tab10 in Table 1's order)."""
-    return _TAB10[METHOD_ORDER.index(method) % 10] if method in METHOD_ORDER else "0.5"
+    """One colour per paper-2 method, the same in every figure (tab10, its entry's `color` in effmarl/methods.py)."""
+    return _TAB10[METHODS[method].color % 10] if method in METHODS else "0.5"
 
 
 def method_name(method) -> str:
-    return METHOD_NAMES.get(str(method), str(method))
+    m = METHODS.get(str(method))  # the table read live (effmarl/methods.py), so a method added to it is named
+    return m.display if m is not None else str(method)
 
 
 def algo_name(algo) -> str:
@@ -180,4 +180,5 @@ def learning_curves_figure(algo: str, data: pd.DataFrame, chosen: pd.DataFrame |
     if not panels_data:
         panels_data = [(f"{algo_name(algo)}: no runs of this algorithm in the inputs", pd.DataFrame())]
     colors = {m: method_color(m) for m in METHOD_ORDER}
-    return curve_panels(panels_data, "cfg.sparse.method", METHOD_ORDER, METHOD_NAMES, colors)
+    return curve_panels(panels_data, "cfg.sparse.method", METHOD_ORDER, {m: method_name(m) for m in METHOD_ORDER},
+                        colors)

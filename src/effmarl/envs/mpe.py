@@ -1,37 +1,33 @@
-"""MPE predator-prey (mpe2 `simple_tag_v3`, PettingZoo parallel API) behind the effmarl interface.
-
-N learning agents: 2N/3 predators (mpe2's "adversaries") and N/3 prey (its "agents"), discrete actions.
+"""An MPE scenario of paper 1 (mpe2, PettingZoo parallel API) behind the effmarl interface: the scenario's entry in
+effmarl/scenarios.py names its mpe2 module, its teams and their sizes (simple_tag, the paper's predator-prey: N
+learning agents, 2N/3 predators - mpe2's "adversaries" - and N/3 prey), discrete actions.
 """
 
 from __future__ import annotations
 
+import importlib
+
 import numpy as np
 
 from effmarl.envs.base import EnvSpec, Step
+from effmarl.scenarios import scenario as scenario_entry
 
 
 class MPEPredatorPrey:
     def __init__(self, n_agents: int = 3, num_obstacles: int = 2, max_cycles: int = 25,
                  scenario: str = "simple_tag", num_envs: int = 1, backend: str = "mpe"):
-        if scenario != "simple_tag":
-            raise ValueError(f"env.scenario: {scenario!r} is not supported; allowed: 'simple_tag'")
+        entry = scenario_entry(scenario)
         if n_agents < 3 or n_agents % 3:
             raise ValueError(f"env.n_agents: {n_agents} must be a positive multiple of 3")
-        from mpe2 import simple_tag_v3
-
-        n_prey = n_agents // 3
+        module = importlib.import_module(f"mpe2.{entry.module}")
         self.num_envs = num_envs
-        self._envs = [
-            simple_tag_v3.parallel_env(num_good=n_prey, num_adversaries=n_agents - n_prey,
-                                       num_obstacles=num_obstacles, max_cycles=max_cycles,
-                                       continuous_actions=False)
-            for _ in range(num_envs)
-        ]
+        self._envs = [module.parallel_env(**entry.arguments(n_agents, num_obstacles), max_cycles=max_cycles,
+                                          continuous_actions=False) for _ in range(num_envs)]
         first = self._envs[0]
         agents = list(first.possible_agents)
         self.spec = EnvSpec(
             agents=agents,
-            teams=["predator" if a.startswith("adversary") else "prey" for a in agents],
+            teams=[entry.team_of(a) for a in agents],
             obs_dims=[first.observation_space(a).shape[0] for a in agents],
             n_actions=[int(first.action_space(a).n) for a in agents],
             state_dim=int(first.state_space.shape[0]),

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from effmarl.envs.base import EnvSpec, Step
+from effmarl.scenarios import scenario as scenario_entry
 
 DT, DAMPING, CONTACT_FORCE, CONTACT_MARGIN = 0.1, 0.25, 1e2, 1e-3
 
@@ -31,8 +32,9 @@ DT, DAMPING, CONTACT_FORCE, CONTACT_MARGIN = 0.1, 0.25, 1e2, 1e-3
 class VectorPredatorPrey:
     def __init__(self, n_agents: int = 3, num_obstacles: int = 2, max_cycles: int = 25,
                  scenario: str = "simple_tag", num_envs: int = 1, backend: str = "mpe_vec"):
-        if scenario != "simple_tag":
-            raise ValueError(f"env.scenario: {scenario!r} is not supported; allowed: 'simple_tag'")
+        # the scenario's entry (effmarl/scenarios.py) says whether this file implements it
+        if not scenario_entry(scenario).array_backend:
+            raise ValueError(f"env.scenario: {scenario!r} has no array backend; use env.backend mpe")
         if n_agents < 3 or n_agents % 3:
             raise ValueError(f"env.n_agents: {n_agents} must be a positive multiple of 3")
         self.num_envs, self.max_cycles = num_envs, max_cycles
@@ -44,8 +46,7 @@ class VectorPredatorPrey:
         self.accel = np.where(adversary, 3.0, 4.0)
         self.max_speed = np.where(adversary, 1.0, 1.3)
         agents = [f"adversary_{i}" for i in range(n_adv)] + [f"agent_{i}" for i in range(n_good)]
-        obs_dims = [4 + 2 * num_obstacles + 2 * (n_agents - 1) + 2 * (n_good - (0 if adv else 1))
-                    for adv in adversary]
+        obs_dims = scenario_entry(scenario).obs_dims(n_agents, num_obstacles)
         self.spec = EnvSpec(agents=agents, teams=["predator" if a else "prey" for a in adversary],
                             obs_dims=obs_dims, n_actions=[5] * n_agents, state_dim=sum(obs_dims),
                             episode_limit=max_cycles)

@@ -4,8 +4,8 @@ forms. The per-agent layers they mask are the networks' own (nets.rnn_agent.Stac
 docs/mast.md."""
 
 from effmarl.sparse.density import kept_counts, layer_densities
-from effmarl.sparse.evolution import GROWTH, SparseTraining, TopologySchedule, cosine_zeta
+from effmarl.sparse.evolution import SparseTraining, TopologySchedule, cosine_zeta
 from effmarl.sparse.masks import SparseTopology, sparsifiable_weights
 
-__all__ = ["GROWTH", "SparseTopology", "SparseTraining", "TopologySchedule", "cosine_zeta", "kept_counts",
+__all__ = ["SparseTopology", "SparseTraining", "TopologySchedule", "cosine_zeta", "kept_counts",
            "layer_densities", "sparsifiable_weights"]

@@ -24,13 +24,11 @@ from dataclasses import dataclass
 
 import torch
 
+from effmarl.methods import method
 from effmarl.sparse.masks import ModuleLike, SparseTopology
 
-# sparse.method -> how inactive weights are grown (None: the mask never changes); dense/tiny have no topology
-GROWTH = {"static": None, "set": "random", "rigl": "gradient", "rlx2": "gradient", "mast": "gradient"}
 
-
-def cosine_zeta(t: float, total_updates: float, zeta0: float = 0.5, anneal_end: float = 0.75) -> float:
+def cosine_zeta(t: float, total_updates: float, zeta0: float, anneal_end: float) -> float:
     """Fraction of active weights to drop (and regrow) at update t."""
     end = anneal_end * total_updates
     if t >= end or end <= 0:
@@ -40,11 +38,12 @@ def cosine_zeta(t: float, total_updates: float, zeta0: float = 0.5, anneal_end: 
 
 @dataclass
 class TopologySchedule:
-    grow: str | None  # None (static), "random" (SET) or "gradient" (RigL and its descendants)
+    """When and how a topology changes; the numbers are the run's `sparse:` section (the schema's defaults)."""
+    grow: str | None  # None (static), "random" (SET) or "gradient" (RigL and its descendants): its method's entry
     total_updates: int
-    delta_m: int = 200
-    zeta0: float = 0.5
-    anneal_end: float = 0.75
+    delta_m: int
+    zeta0: float
+    anneal_end: float
 
     def zeta(self, t: int, progress: float | None = None) -> float:
         """ζ at update t; with `progress` (fraction of the training budget done, e.g. env steps / budget, for
@@ -68,19 +67,17 @@ class SparseTraining:
     def from_config(cls, sparse_cfg: Mapping, modules: ModuleLike, total_updates: int, seed: int = 0,
                     masks: Mapping[str, torch.Tensor] | None = None,
                     agent_shares: Sequence[float] | None = None) -> SparseTraining | None:
-        """From the run config's `sparse:` section; None for method dense or tiny (no masks). `masks`: the initial
-        masks to install instead of random ones (a ticket); `agent_shares`: fixed per-agent budgets of the stacked
-        layers (sparse/allocation.py; None: learned)."""
-        method = sparse_cfg.get("method", "dense")
-        if method in ("dense", "tiny"):
+        """From the run config's validated `sparse:` section (empty: dense); None for a method without masks (dense,
+        Tiny: effmarl/methods.py). `masks`: the initial masks to install instead of random ones (a ticket);
+        `agent_shares`: fixed per-agent budgets of the stacked layers (sparse/allocation.py; None: learned)."""
+        if not sparse_cfg or not method(sparse_cfg["method"]).masks:
             return None
-        if method not in GROWTH:
-            raise ValueError(f"sparse.method: unknown method {method!r}")
-        topology = SparseTopology(modules, sparse_cfg.get("sparsity", 0.9),
-                                  distribution="er" if sparse_cfg.get("er", True) else "uniform", seed=seed,
+        entry = method(sparse_cfg["method"])
+        topology = SparseTopology(modules, sparse_cfg["sparsity"],
+                                  distribution="er" if sparse_cfg["er"] else "uniform", seed=seed,
                                   masks=masks, agent_shares=agent_shares)
-        schedule = TopologySchedule(GROWTH[method], total_updates, sparse_cfg.get("delta_m", 200),
-                                    sparse_cfg.get("zeta0", 0.5), sparse_cfg.get("anneal_end", 0.75))
+        schedule = TopologySchedule(entry.grow, total_updates, sparse_cfg["delta_m"], sparse_cfg["zeta0"],
+                                    sparse_cfg["anneal_end"])
         return cls(topology, schedule)
 
     def before_step(self, optimizer: torch.optim.Optimizer, t: int, progress: float | None = None) -> dict | None:

@@ -39,6 +39,7 @@ from effmarl.algos.qmix.runner import make_runner
 from effmarl.algos.qmix.settings import QmixSettings, epsilon, target_kind
 from effmarl.algos.qmix.tickets import install_weights, load_ticket
 from effmarl.config import ConfigError
+from effmarl.methods import method
 from effmarl.profiling.phases import PhaseTimer
 from effmarl.replay import episode
 from effmarl.replay.dual import DualReplay
@@ -59,7 +60,7 @@ def build_learner(settings: QmixSettings, spec, schedule: dict, device, ticket: 
     gives the initial masks, and for a cheating ticket the initial weights."""
     q = settings.qmix
     dims = (spec.n_agents, spec.obs_dims[0], max(spec.n_actions), spec.state_dim)
-    if settings.method == "tiny":
+    if method(settings.method).start == "narrow":
         q, tiny = tiny_hyper(settings.algo, q, *dims, settings.sparsity)
         schedule.update(tiny)
     learner = Learner(settings.algo, q, *dims, sparse=dict(settings.sparse), mellowmax=settings.mellowmax,
@@ -73,7 +74,7 @@ def build_learner(settings: QmixSettings, spec, schedule: dict, device, ticket: 
 def shares(settings: QmixSettings, spec) -> list[float] | None:
     """Each agent's relative budget under sparse.allocation (None: learned); one line naming the field if the
     env's unit types do not fit sparse.type_density."""
-    if settings.method in ("dense", "tiny"):
+    if not method(settings.method).masks:
         return None
     try:
         return agent_shares(settings.sparse, spec.unit_types, spec.n_agents)
@@ -248,7 +249,7 @@ class SeedRun:
                       lambda tmp: torch.save({k: v.clone() for k, v in self.learner.state_dict().items()
                                               if not k.startswith("target.")}, tmp))
         full_width = None
-        if self.settings.method == "tiny":  # ratios against the full-width dense model
+        if method(self.settings.method).start == "narrow":  # Tiny: ratios against the full-width dense model
             spec = self.spec
             full_width = Learner(self.settings.algo, self.q, spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)

@@ -1,7 +1,8 @@
 """A QMIX-family run's settings, resolved once from its validated config: `QmixSettings.from_config(cfg)` holds the
 qmix section's options (`QmixOptions`), the schedules the budget implies, the MAST / RLx2 components that are on,
 the returns each update uses and the sparse settings of the learner; the training modules read these objects, not
-the config dict. The cross-field checks are checks.py's (`check_config`, run once per run by config.validate)."""
+the config dict. The cross-field checks are effmarl/qmix_checks.py's (`check_config`, run once per run by
+config.validate)."""
 
 from __future__ import annotations
 

@@ -7,8 +7,8 @@ finished sparse run (`sparse.ticket: {kind, source}`).
             the source's seed this is the source's own initialisation: the lottery ticket
   cheating  the source run's final masks and final trained weights (model.pt), trained on with the mask fixed
 
-`ticket_problems` are the cross-field checks (no files); `load_ticket` reads and checks the source run before
-anything is trained. Every problem with the source is one line naming sparse.ticket.source.
+The cross-field checks (no files) are effmarl/qmix_checks.py's `ticket_problems`; `load_ticket` reads and checks the
+source run before anything is trained. Every problem with the source is one line naming sparse.ticket.source.
 """
 
 from __future__ import annotations
@@ -19,26 +19,12 @@ from pathlib import Path
 import torch
 
 from effmarl.config import ConfigError
+from effmarl.methods import METHODS
+from effmarl.qmix_checks import FIELD
 from effmarl.safeload import UnreadableFile, load_torch
 
-FIELD = "field 'sparse.ticket.source'"
 ARCHITECTURE = ("rnn_hidden_dim", "mixing_embed_dim", "hypernet_embed", "hypernet_layers",
                 "central_mixing_embed_dim", "shared_params")
-WITH_MASKS = ("static", "set", "rigl", "rlx2", "mast")
-
-
-def ticket_problems(cfg: dict) -> list[str]:
-    """Cross-field problems of sparse.ticket, one line each."""
-    ticket, method = cfg["sparse"]["ticket"], cfg["sparse"]["method"]
-    lines = []
-    if ticket["kind"] != "none" and method != "static":
-        lines.append(f"field 'sparse.ticket.kind': a {ticket['kind']!r} ticket needs sparse.method 'static' (the "
-                     f"mask stays fixed), got {method!r}")
-    if ticket["kind"] in ("winning", "cheating") and not ticket["source"]:
-        lines.append(f"{FIELD}: a {ticket['kind']!r} ticket needs the directory of a finished sparse run")
-    if ticket["kind"] in ("none", "random") and ticket["source"]:
-        lines.append(f"{FIELD}: only winning and cheating tickets read a source run (kind is {ticket['kind']!r})")
-    return lines
 
 
 def _refuse(cfg: dict, problem: str) -> ConfigError:
@@ -80,9 +66,9 @@ def load_ticket(cfg: dict, spec=None) -> dict | None:
     except (OSError, ValueError, KeyError, TypeError):
         raise _refuse(cfg, "no provenance.json with a config: not a finished run") from None
     method = recorded.get("sparse", {}).get("method")
-    if method not in WITH_MASKS:
+    if method not in METHODS or not METHODS[method].masks:
         raise _refuse(cfg, f"trained with sparse.method {method!r}, which has no masks; tickets need one of "
-                           f"{', '.join(WITH_MASKS)}")
+                           f"{', '.join(name for name, m in METHODS.items() if m.masks)}")
     for field, ours, theirs in [("algo", cfg["algo"], recorded.get("algo")), ("env", cfg["env"], recorded.get("env")),
                                 ("sparse.sparsity", cfg["sparse"]["sparsity"], recorded["sparse"].get("sparsity")),
                                 *[(f"qmix.{k}", cfg["qmix"].get(k), recorded.get("qmix", {}).get(k))

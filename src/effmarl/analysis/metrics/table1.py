@@ -26,6 +26,7 @@ from effmarl.analysis.metrics.mast import (
 from effmarl.analysis.metrics.runs import RUN_ID
 from effmarl.analysis.metrics.selection import cell_sparsity
 from effmarl.analysis.metrics.stats import IQM_TRIM, iqm, probability_of_improvement, ratio_interval
+from effmarl.methods import METHODS
 from effmarl.schedules import LAST_K
 
 
@@ -135,7 +136,7 @@ def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
     return table.rename(columns={ALGO: "algo", MAP: "map", METHOD: "method"}).reset_index(drop=True)
 
 
-METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
+METHOD_ORDER = list(METHODS)  # Table 1's row order: the methods' table, effmarl/methods.py
 
 
 def ratio_verdict(lo, hi, of: str = "MAST", why: str = "") -> str:

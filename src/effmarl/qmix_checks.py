@@ -1,12 +1,16 @@
 """A QMIX-family run's cross-field checks, the ones the schema cannot express: `check_config`, which
 config.validate runs once per run (through the variant table's `checks`, effmarl/variants.py), before any compute.
-Apart from settings.py so that the settings objects, which the networks read, import no ticket code."""
+Torch-free and outside algos/qmix (whose package imports the learner), so that validating a profile - `effmarl
+validate`, and Snakemake parsing the workflow - imports no torch; a ticket's source run is read and checked when the
+run starts (algos/qmix/tickets.py)."""
 
 from __future__ import annotations
 
-from effmarl.algos.qmix.tickets import ticket_problems
 from effmarl.components import mast_components
 from effmarl.config import ConfigError
+from effmarl.methods import METHODS, REFERENCE
+
+FIELD = "field 'sparse.ticket.source'"
 
 
 def check_config(cfg: dict) -> None:
@@ -14,7 +18,7 @@ def check_config(cfg: dict) -> None:
     them, once per run)."""
     q, lines = cfg["qmix"], []
     on, method = mast_components(cfg), cfg["sparse"]["method"]
-    if method != "dense" and q["shared_params"]:
+    if method != REFERENCE and q["shared_params"]:
         lines.append(f"field 'qmix.shared_params': sparse.method {method!r} needs per-agent networks; "
                      "set qmix.shared_params: false")
     if on["td_lambda"] and on["multi_step"]:
@@ -45,7 +49,7 @@ def allocation_problems(cfg: dict) -> list[str]:
     """sparse.allocation / type_density against the method and the ticket (the unit types are checked where the
     env is known: run.preflight)."""
     s, lines = cfg["sparse"], []
-    if s["allocation"] != "learned" and s["method"] in ("dense", "tiny"):
+    if s["allocation"] != "learned" and not METHODS[s["method"]].masks:
         lines.append(f"field 'sparse.allocation': {s['allocation']!r} splits masks between agents; sparse.method "
                      f"{s['method']!r} has none")
     if s["allocation"] != "learned" and s["ticket"]["kind"] in ("winning", "cheating"):
@@ -54,4 +58,18 @@ def allocation_problems(cfg: dict) -> list[str]:
     if s["allocation"] == "by_type" and not s["type_density"]:
         lines.append("field 'sparse.type_density': allocation by_type needs a weight per unit type, e.g. "
                      "{stalker: 1, zealot: 2}")
+    return lines
+
+
+def ticket_problems(cfg: dict) -> list[str]:
+    """Cross-field problems of sparse.ticket, one line each."""
+    ticket, method = cfg["sparse"]["ticket"], cfg["sparse"]["method"]
+    lines = []
+    if ticket["kind"] != "none" and method != "static":
+        lines.append(f"field 'sparse.ticket.kind': a {ticket['kind']!r} ticket needs sparse.method 'static' (the "
+                     f"mask stays fixed), got {method!r}")
+    if ticket["kind"] in ("winning", "cheating") and not ticket["source"]:
+        lines.append(f"{FIELD}: a {ticket['kind']!r} ticket needs the directory of a finished sparse run")
+    if ticket["kind"] in ("none", "random") and ticket["source"]:
+        lines.append(f"{FIELD}: only winning and cheating tickets read a source run (kind is {ticket['kind']!r})")
     return lines
