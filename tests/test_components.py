@@ -34,7 +34,7 @@ def test_an_unset_switch_follows_the_method_and_a_set_one_decides_alone():
             assert part_on(part, None, method) is (method == owner)
             assert part_on(part, True, method) is True and part_on(part, False, method) is False
     assert switch_field("dual_buffer") == "mast.dual_buffer.enabled"
-    assert switch_field("mellowmax") == "mellowmax.enabled"
+    assert switch_field("soft_mellowmax") == "mellowmax.enabled"
 
 
 def test_a_partial_config_reads_as_its_validated_form():
@@ -48,14 +48,14 @@ def test_a_partial_config_reads_as_its_validated_form():
 def test_the_analysis_and_the_resources_read_each_run_as_training_does(method):
     """Every combination of MAST's three switches: the analysis's removed components (from the flattened config
     columns) and the resources model's dual buffer (its replay memory) agree with mast_components."""
-    names = {"soft_mellowmax": "mellowmax", "td_lambda": "td_lambda", "dual_buffer": "dual_buffer"}
+    names = ("soft_mellowmax", "td_lambda", "dual_buffer")
     rows, expected = [], []
     for values in itertools.product((None, True, False), repeat=3):
-        switches = dict(zip(names.values(), values, strict=True))
+        switches = dict(zip(names, values, strict=True))
         cfg = run_cfg(method, **switches)
         on = mast_components(cfg)
         rows.append({"cfg.sparse.method": method, **{f"cfg.{switch_field(p)}": v for p, v in switches.items()}})
-        expected.append("+".join(n for n, p in names.items() if not on[p]) or "none")
+        expected.append("+".join(p for p in names if not on[p]) or "none")
         base = resources.episode_bytes("3m") * cfg["qmix"]["buffer_size"]
         assert (resources.qmix_replay_bytes(cfg) > base) is on["dual_buffer"]
     assert list(removed_components(pd.DataFrame(rows))) == expected

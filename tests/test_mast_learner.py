@@ -157,11 +157,11 @@ def test_hybrid_td_lambda_switches_exactly_at_t0():
 
 
 def test_components_follow_the_method_and_switch_alone():
-    assert mast_components(run_cfg(method="mast")) == {"mellowmax": True, "td_lambda": True, "dual_buffer": True,
+    assert mast_components(run_cfg(method="mast")) == {"soft_mellowmax": True, "td_lambda": True, "dual_buffer": True,
                                                        "multi_step": False, "dynamic_buffer": False}
     assert not any(mast_components(run_cfg(method="rigl")).values())
     ablation = run_cfg(method="rigl", mellowmax={"enabled": True})
-    assert mast_components(ablation)["mellowmax"] and not mast_components(ablation)["dual_buffer"]
+    assert mast_components(ablation)["soft_mellowmax"] and not mast_components(ablation)["dual_buffer"]
     no_dual = run_cfg(method="mast", mast={"dual_buffer": {"enabled": False}})
     assert not mast_components(no_dual)["dual_buffer"] and mast_components(no_dual)["td_lambda"]
     assert mast_components(run_cfg(method="rlx2"))["multi_step"]

@@ -6,15 +6,16 @@ Each part belongs to one sparse method and has one switch in the run config, `<a
     on(part) = (sparse.method == OWNER[part])   if enabled is null (unset: the part follows the method)
                bool(enabled)                    otherwise (true/false switches the part alone)
 
-MAST's parts (paper 2, section 4): Soft Mellowmax targets, hybrid TD(λ) and the dual buffer; RLx2's: multi-step
-targets and the dynamic buffer. docs/mast.md says what each part does and where it acts.
+MAST's parts (paper 2, section 4): Soft Mellowmax targets (`soft_mellowmax`, also the operator's name), hybrid TD(λ)
+and the dual buffer; RLx2's: multi-step targets and the dynamic buffer. docs/mast.md says what each part does and
+where it acts.
 """
 
 from __future__ import annotations
 
 # part -> (the sparse method it follows, the config section holding its `enabled` switch)
 PARTS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "mellowmax": ("mast", ("mellowmax",)),
+    "soft_mellowmax": ("mast", ("mellowmax",)),  # switched in the `mellowmax:` section, beside its temperatures
     "td_lambda": ("mast", ("mast", "td_lambda")),
     "dual_buffer": ("mast", ("mast", "dual_buffer")),
     "multi_step": ("rlx2", ("rlx2", "multi_step")),

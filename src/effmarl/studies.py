@@ -19,6 +19,7 @@ from typing import Any
 
 from effmarl.config import ConfigError, load_yaml, set_dotted, validate
 from effmarl.methods import METHODS
+from effmarl.pairs import PAIR_FIELDS
 from effmarl.profile_checks import comparison_problems, evaluation_problems, lockstep_problems, selection_studies
 
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
@@ -296,9 +297,6 @@ def seed_groups(cfgs: list[dict]) -> list[list[int]]:
     for i, cfg in enumerate(cfgs):
         groups.setdefault(json.dumps({**cfg, "seed": None}, sort_keys=True, default=str), []).append(i)
     return list(groups.values())
-
-
-PAIR_FIELDS = ("sampler", "neighbor_k")  # the replay fields the two runs of an interleaved pair may differ in
 
 
 def sampler_pairs(cfgs: list[dict], source: str = "effmarl train --interleave") -> list[list[int]]:

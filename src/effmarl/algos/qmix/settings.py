@@ -104,7 +104,7 @@ class QmixSettings:
             sparse={**cfg["sparse"], "delta_m": schedule["delta_m"]},
             mellowmax={"operator": cfg["mellowmax"]["operator"],
                        **{k: cfg["mellowmax"][k] * schedule["operator_scale"] for k in ("alpha", "omega", "beta")}}
-            if on["mellowmax"] else None,
+            if on["soft_mellowmax"] else None,
             returns=Returns(td_lambda=on["td_lambda"], lambda_=lam["lambda"],
                             burn_in_env_steps=schedule["burn_in_env_steps"], multi_step=on["multi_step"],
                             n_step=multi["n"], multi_step_delay_env_steps=schedule["multi_step_delay_env_steps"]),

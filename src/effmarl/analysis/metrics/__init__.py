@@ -46,7 +46,7 @@ from effmarl.analysis.metrics.phases import (
                                              steady_state,
 )
 from effmarl.analysis.metrics.rewards import (
-                                             FINAL_FRACTION,
+                                             FINAL_EPISODES,
                                              episode_returns,
                                              final_rewards,
                                              final_win_rates,
@@ -99,7 +99,7 @@ from effmarl.analysis.metrics.table1 import (
 )
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
-           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",

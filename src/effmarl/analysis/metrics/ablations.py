@@ -5,6 +5,8 @@ are metrics.mast's."""
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 import pandas as pd
 
@@ -23,13 +25,13 @@ from effmarl.analysis.metrics.mast import (
     versus_dense,
 )
 from effmarl.analysis.metrics.runs import RUN_ID
-from effmarl.components import part_on, switch_field
+from effmarl.components import PARTS, part_on, switch_field
+from effmarl.config import ConfigError, get_dotted, validate
 from effmarl.schedules import LAST_K, REFERENCE_ENV_STEPS, scaled_delta_m, schedule_scale
 
-# MAST's three value-learning components (paper 2, section 4), each with its part in effmarl.components (whose rule
-# says when it is on: `enabled: null` = on exactly for sparse.method mast) and the config column that switches it.
-COMPONENT_PARTS = {"soft_mellowmax": "mellowmax", "td_lambda": "td_lambda", "dual_buffer": "dual_buffer"}
-COMPONENTS = {name: f"cfg.{switch_field(part)}" for name, part in COMPONENT_PARTS.items()}
+# MAST's three value-learning components (paper 2, section 4): its parts in effmarl.components (whose rule says when
+# one is on: `enabled: null` = on exactly for sparse.method mast), each with the config column that switches it.
+COMPONENTS = {part: f"cfg.{switch_field(part)}" for part, (owner, _) in PARTS.items() if owner == "mast"}
 COMPONENTS_RATIO_COLUMNS = ["ratio", "ratio_lo", "ratio_hi", "p_improvement"]
 
 
@@ -49,7 +51,7 @@ def removed_components(frame: pd.DataFrame) -> pd.Series:
     for name, column in COMPONENTS.items():
         values = frame[column] if column in frame else pd.Series(None, index=frame.index, dtype=object)
         for i, (v, m) in enumerate(zip(values, method, strict=True)):
-            if not part_on(COMPONENT_PARTS[name], _switch(v), m):
+            if not part_on(name, _switch(v), m):
                 off.iloc[i] = [*off.iloc[i], name]
     return off.map(lambda names: "+".join(names) or "none")
 
@@ -67,8 +69,6 @@ def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.Dat
     require_comparable(frames, "the components ablation")
     methods = set(ablated[METHOD].astype(str)) if METHOD in ablated else {"mast"}
     if methods != {"mast"}:
-        from effmarl.config import ConfigError
-
         raise ConfigError([f"ablated runs of method(s) {', '.join(sorted(methods - {'mast'}))}: the components "
                            "ablation removes parts of MAST (sparse.method mast)"], "the components ablation")
     abl = final_win_rate(ablated, k).assign(removed=lambda f: removed_components(f))
@@ -102,10 +102,17 @@ def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.Dat
     return table.rename(columns={ALGO: "algo", MAP: "map", "_s": "sparsity"}).reset_index(drop=True)
 
 
-# The defaults of the ablated settings (configs' run defaults, docs/mast.md), marked in the ablation tables.
-ABLATION_DEFAULTS = {"cfg.mast.td_lambda.burn_in_fraction": 0.375, "cfg.mast.td_lambda.lambda": 0.6,
-                     "cfg.mellowmax.alpha": 1.0, "cfg.mellowmax.omega": 10.0, "cfg.mast.dual_buffer.batch_ratio": 3,
-                     "cfg.sparse.delta_m": 200}
+# The ablated settings whose default the ablation tables mark: the schema's default (read, not copied).
+ABLATED = ("mast.td_lambda.burn_in_fraction", "mast.td_lambda.lambda", "mellowmax.alpha", "mellowmax.omega",
+           "mast.dual_buffer.batch_ratio", "sparse.delta_m")
+
+
+@cache
+def ablation_defaults() -> dict[str, float]:
+    """{config column: the schema's default} of every ABLATED setting, from a QMIX run holding only defaults."""
+    run = validate({"study": "defaults", "algo": "qmix", "seed": 0, "env": {"backend": "smax", "map": "3m"},
+                    "budget": {"env_steps": 1}}, part="run", checks=False)
+    return {f"cfg.{key}": get_dotted(run, key) for key in ABLATED}
 
 
 def used_delta_m(metrics: pd.DataFrame) -> pd.Series:
@@ -129,8 +136,8 @@ def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.Data
     table = seed_stats(final_win_rate(metrics, k), extra + keys)
     default = pd.Series(True, index=table.index)
     for key in keys:
-        if key in ABLATION_DEFAULTS:
-            default &= np.isclose(table[key].astype(float), float(ABLATION_DEFAULTS[key]))
+        if key in ablation_defaults():
+            default &= np.isclose(table[key].astype(float), float(ablation_defaults()[key]))
     table["default"] = default
     table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["iqm_lo"], table["iqm_hi"], strict=True)]
     return table

@@ -29,9 +29,10 @@ import pandas as pd
 from effmarl.analysis.metrics.phases import LEAF_PHASES, run_totals
 from effmarl.analysis.metrics.runs import grid_keys, run_columns
 from effmarl.analysis.metrics.stats import mean_interval, paired
+from effmarl.pairs import PAIR_FIELDS
 
 SAMPLER = "cfg.replay.sampler"
-NOT_PAIR_KEYS = {SAMPLER, "cfg.replay.neighbor_k"}  # what the two runs of a pair may differ in
+NOT_PAIR_KEYS = {f"cfg.replay.{f}" for f in PAIR_FIELDS}  # what the two runs of a pair may differ in (pairs.py)
 ALGO = "cfg.algo"
 FASTER, SLOWER, UNDECIDED = "neighbor faster", "neighbor slower", "undecided"
 CLOCKS = ("seconds", "cpu_seconds")

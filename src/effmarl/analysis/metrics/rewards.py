@@ -7,7 +7,7 @@ import pandas as pd
 from effmarl.analysis.metrics.runs import per_run, run_columns
 from effmarl.analysis.metrics.stats import mean_interval
 
-FINAL_FRACTION = 0.2  # the final reward of a run: mean over its last 20 % of episodes
+FINAL_EPISODES = 0.2  # the final reward of a run: mean over its last 20 % of episodes (not schedules.FINAL_FRACTION)
 
 
 def team_returns(metrics: pd.DataFrame) -> pd.DataFrame:
@@ -24,7 +24,7 @@ def episode_returns(metrics: pd.DataFrame) -> pd.DataFrame:
     return per_run(metrics, values)
 
 
-def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_FRACTION, team: str | None = None) -> pd.DataFrame:
+def final_rewards(metrics: pd.DataFrame, fraction: float = FINAL_EPISODES, team: str | None = None) -> pd.DataFrame:
     """Per run: `reward`, the mean episode return over the last `fraction` of its episodes, summed over all agents
     or, given `team`, over that team's agents (paper 1 measures the predators' return)."""
     ep = episode_returns(metrics if team is None else metrics[metrics["team"] == team])
