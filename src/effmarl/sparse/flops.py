@@ -19,6 +19,7 @@ Backward = 2 × forward. Inference = the agent networks' forward only. Per train
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 
 from torch import nn
@@ -36,7 +37,7 @@ class LayerCount:
     inputs: int  # I
     outputs: int  # O (linear) or hidden size h (gru)
     copies: int  # stacked agents × evaluations per sample
-    nnz: int  # active weights (all copies' own masks)
+    nnz: float  # active weights (all copies' own masks; a mean over training where counted so: layer_counts)
     numel: int  # all weights
     forward_flops: float
     dense_forward_flops: float
@@ -54,16 +55,21 @@ def gru_forward_flops(inputs: int, hidden: int, density: float = 1.0) -> float:
     return density * 3 * hidden * (2 * (hidden + inputs) - 1)
 
 
-def _nnz(topology: SparseTopology | None, name: str, param: nn.Parameter) -> int:
+def _nnz(topology: SparseTopology | None, name: str, param: nn.Parameter,
+         active: Mapping[str, float] | None = None) -> float:
+    if active is not None and name in active:
+        return active[name]
     if topology is not None and name in topology.masks:
         return int(topology.masks[name].sum())
     return param.numel()
 
 
-def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, copies: int = 1) -> list[LayerCount]:
+def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, copies: int = 1,
+                 active: Mapping[str, float] | None = None) -> list[LayerCount]:
     """One LayerCount per Linear / StackedLinear / GRUCell (torch's or nets.rnn_agent's) / single-layer GRU in modules.
 
-    Parameter names follow SparseTopology's convention, so the topology's masks are found for each layer.
+    Parameter names follow SparseTopology's convention, so the topology's masks are found for each layer; `active`
+    (name -> active weights, e.g. a mean over training: SparseTraining.mean_active) replaces a mask's count.
     """
     rows, inside_gru = [], ()
     for mname, mod in named_modules(modules):
@@ -74,14 +80,14 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
             inside_gru = prefix
             names, params = [prefix + "ih.weight", prefix + "hh.weight"], [mod.ih.weight, mod.hh.weight]
             stacked = getattr(mod.ih, "n_agents", 1)
-            nnz = sum(_nnz(topology, n, p) for n, p in zip(names, params, strict=True))
+            nnz = sum(_nnz(topology, n, p, active) for n, p in zip(names, params, strict=True))
             numel = sum(p.numel() for p in params)
             dense = stacked * copies * gru_forward_flops(mod.ih.in_features, mod.hidden_size)
             rows.append(LayerCount(mname, "gru", mod.ih.in_features, mod.hidden_size, stacked * copies,
                                    nnz * copies, numel * copies, dense * nnz / numel, dense))
         elif isinstance(mod, nn.Linear | StackedLinear):
             stacked = getattr(mod, "n_agents", 1)
-            nnz, numel = _nnz(topology, prefix + "weight", mod.weight), mod.weight.numel()
+            nnz, numel = _nnz(topology, prefix + "weight", mod.weight, active), mod.weight.numel()
             dense = stacked * copies * linear_forward_flops(mod.in_features, mod.out_features)
             rows.append(LayerCount(mname, "linear", mod.in_features, mod.out_features, stacked * copies,
                                    nnz * copies, numel * copies, dense * nnz / numel, dense))
@@ -93,7 +99,7 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
             else:
                 names = [prefix + "weight_ih", prefix + "weight_hh"]
             params = [getattr(mod, n.rsplit(".", 1)[-1]) for n in names]
-            nnz = sum(_nnz(topology, n, p) for n, p in zip(names, params, strict=True))
+            nnz = sum(_nnz(topology, n, p, active) for n, p in zip(names, params, strict=True))
             numel = sum(p.numel() for p in params)
             dense = copies * gru_forward_flops(mod.input_size, mod.hidden_size)
             rows.append(LayerCount(mname, "gru", mod.input_size, mod.hidden_size, copies,
@@ -103,9 +109,10 @@ def layer_counts(modules: ModuleLike, topology: SparseTopology | None = None, co
     return rows
 
 
-def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: int = 1) -> dict:
-    """Forward FLOPs and size of modules, sparse (from the masks) and dense, plus the per-layer rows."""
-    rows = layer_counts(modules, topology, copies)
+def count(modules: ModuleLike, topology: SparseTopology | None = None, copies: int = 1,
+          active: Mapping[str, float] | None = None) -> dict:
+    """Forward FLOPs and size of modules, sparse (from the masks, or `active`) and dense, plus the per-layer rows."""
+    rows = layer_counts(modules, topology, copies, active)
     return {
         "forward_flops": sum(r.forward_flops for r in rows),
         "dense_forward_flops": sum(r.dense_forward_flops for r in rows),
@@ -128,17 +135,19 @@ def training_flops(algo: str, batch: int, f_agent: float, f_mix: float, *, f_unr
 def summary(algo: str, batch: int, agent: ModuleLike, mixer: ModuleLike, topology: SparseTopology | None = None, *,
             agent_copies: int = 1, unrestricted_agent: ModuleLike | None = None,
             unrestricted_mixer: ModuleLike | None = None, n_agents: int | None = None,
-            n_actions: int | None = None) -> dict:
+            n_actions: int | None = None, active: Mapping[str, float] | None = None) -> dict:
     """Table-1 numbers for one model: training and inference FLOPs and size, sparse, dense, and their ratio.
 
     agent/mixer (and OW-QMIX's unrestricted networks) must be named as in the topology: pass the same mapping
     keys, e.g. agent={"agent": agent_net}, mixer={"mixer": mixer_net} for a topology over both.
     agent_copies: evaluations of the agent network per sample (n_agents for a parameter-shared network, 1 for
     per-agent (StackedLinear) networks, which already hold every agent).
+    active: active weights per parameter name to count instead of the masks' (layer_counts).
     """
-    parts = {"agent": count(agent, topology, agent_copies), "mixer": count(mixer, topology)}
-    parts["unrestricted_agent"] = count(unrestricted_agent, topology, agent_copies) if unrestricted_agent else None
-    parts["unrestricted_mixer"] = count(unrestricted_mixer, topology) if unrestricted_mixer else None
+    parts = {"agent": count(agent, topology, agent_copies, active), "mixer": count(mixer, topology, active=active)}
+    parts["unrestricted_agent"] = count(unrestricted_agent, topology, agent_copies, active) if unrestricted_agent \
+        else None
+    parts["unrestricted_mixer"] = count(unrestricted_mixer, topology, active=active) if unrestricted_mixer else None
 
     def value(part: str, key: str) -> float:
         return parts[part][key] if parts[part] is not None else 0.0

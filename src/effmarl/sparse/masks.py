@@ -90,11 +90,14 @@ class SparseTopology:
     agent_shares: one relative weight per agent: every stacked per-agent layer [n_agents, out, in] then keeps a
         fixed budget per agent (sparse/allocation.py), drawn and evolved within each agent's slice; None: the
         layer's one budget is ranked across all agents (the split between agents is learned).
+    dense_start: every weight active at first (a dense start that `prune_to` brings to `sparsity`: GMP); the
+        densities, counts and per-agent budgets are still those of `sparsity`, where pruning ends.
     """
 
     def __init__(self, modules: ModuleLike, sparsity: float, *, params: Iterable[str] | None = None,
                  groups: Mapping[str, Iterable[str]] | None = None, distribution: str = "er", seed: int = 0,
-                 masks: Mapping[str, torch.Tensor] | None = None, agent_shares: Sequence[float] | None = None):
+                 masks: Mapping[str, torch.Tensor] | None = None, agent_shares: Sequence[float] | None = None,
+                 dense_start: bool = False):
         self.modules = modules
         self.sparsity = float(sparsity)
         self.distribution = distribution
@@ -105,24 +108,17 @@ class SparseTopology:
         if unknown:
             raise KeyError(f"not parameters of the module(s): {unknown}")
         self.layers = self._make_layers(selected, groups or {})
-        sizes = {layer.name: layer.numel for layer in self.layers}
-        self.densities = layer_densities({ly.name: (ly.shape, ly.numel) for ly in self.layers}, self.sparsity,
-                                         distribution)
-        self.counts = kept_counts(sizes, self.densities, self.sparsity)
-        self.agent_budgets: dict[str, list[int]] = {}  # stacked layer -> active weights of each agent (fixed)
-        if agent_shares is not None:
-            if masks is not None:
-                raise ValueError("given masks and per-agent budgets exclude each other")
-            stacked = {ly.name: self.params[ly.params[0]].shape[0] for ly in self.layers
-                       if len(ly.params) == 1 and self.params[ly.params[0]].dim() == 3}
-            counts, self.agent_budgets = split_by_agent(self.counts, sizes, stacked, agent_shares)
-            self.densities.update({n: c / sizes[n] for n, c in counts.items() if c != self.counts[n]})
-            self.counts = counts
+        if agent_shares is not None and masks is not None:
+            raise ValueError("given masks and per-agent budgets exclude each other")
+        self.agent_shares = None if agent_shares is None else list(agent_shares)
+        self.densities, self.counts, self.agent_budgets = self._budgets(self.sparsity)
         self.masks: dict[str, torch.Tensor] = {}
         if masks is not None:
             self._check_given(masks, selected)
         for layer in self.layers:
-            if layer.name in self.agent_budgets:  # each agent's budget drawn within its own slice
+            if dense_start:
+                flat = torch.ones(layer.numel, dtype=torch.bool)
+            elif layer.name in self.agent_budgets:  # each agent's budget drawn within its own slice
                 budgets = self.agent_budgets[layer.name]
                 per = layer.numel // len(budgets)
                 flat = torch.zeros(layer.numel, dtype=torch.bool)
@@ -148,6 +144,21 @@ class SparseTopology:
                                  f"{tuple(self.params[name].shape)}")
 
     # ----------------------------------------------------------------------------------------------- set-up
+    def _budgets(self, sparsity: float) -> tuple[dict[str, float], dict[str, int], dict[str, list[int]]]:
+        """(density, active weights of every layer, {stacked layer: active weights of each agent}, fixed where
+        agents have shares) at global sparsity `sparsity`."""
+        sizes = {layer.name: layer.numel for layer in self.layers}
+        densities = layer_densities({ly.name: (ly.shape, ly.numel) for ly in self.layers}, sparsity,
+                                    self.distribution)
+        counts, agent_budgets = kept_counts(sizes, densities, sparsity), {}
+        if self.agent_shares is not None:
+            stacked = {ly.name: self.params[ly.params[0]].shape[0] for ly in self.layers
+                       if len(ly.params) == 1 and self.params[ly.params[0]].dim() == 3}
+            split, agent_budgets = split_by_agent(counts, sizes, stacked, self.agent_shares)
+            densities.update({n: c / sizes[n] for n, c in split.items() if c != counts[n]})
+            counts = split
+        return densities, counts, agent_budgets
+
     def _make_layers(self, selected: list[str], groups: Mapping[str, Iterable[str]]) -> list[Layer]:
         layers, grouped = [], set()
         for gname, members in groups.items():
@@ -216,7 +227,8 @@ class SparseTopology:
         weights. Dropped and grown weights are set to 0. Ties (e.g. zero gradients, just-grown zero weights) are
         broken by a random permutation so no agent or row is favoured by its position in memory.
         For grow="gradient" p.grad must hold the dense gradient (read before mask_gradients()).
-        Returns (changed: name -> bool tensor of flipped positions, stats: layer -> {active, drop, grow}).
+        Returns (changed: name -> bool tensor of flipped positions, stats: layer -> {active, drop, grow}; active:
+        before the update).
         """
         if grow not in ("random", "gradient"):
             raise ValueError(f"grow must be 'random' or 'gradient', got {grow!r}")
@@ -243,16 +255,20 @@ class SparseTopology:
                                                      None if grad is None else grad[lo:hi], k, grow)
                 new[lo + drop_idx] = False
                 new[lo + grow_idx] = True
-            flipped = mask ^ new
-            self._set_layer_mask(layer, new)
-            offset = 0
-            for n in layer.params:
-                p = self.params[n]
-                flip = flipped[offset: offset + p.numel()].view(p.shape).to(p.device)
-                p.masked_fill_(flip, 0.0)  # dropped weights vanish, grown weights start at 0
-                changed[n] = flip
-                offset += p.numel()
+            changed.update(self._install(layer, mask, new))
         return changed, stats
+
+    def _install(self, layer: Layer, mask: torch.Tensor, new: torch.Tensor) -> dict[str, torch.Tensor]:
+        """Layer `layer`'s flat mask `mask` becomes `new`; every flipped weight is set to 0 (a dropped weight
+        vanishes, a grown one starts at 0). Returns the flipped positions of each of its parameters."""
+        flipped, changed, offset = mask ^ new, {}, 0
+        self._set_layer_mask(layer, new)
+        for n in layer.params:
+            p = self.params[n]
+            changed[n] = flipped[offset: offset + p.numel()].view(p.shape).to(p.device)
+            p.masked_fill_(changed[n], 0.0)
+            offset += p.numel()
+        return changed
 
     def _dense_grad(self, layer: Layer) -> torch.Tensor:
         grads = {}
@@ -263,19 +279,49 @@ class SparseTopology:
             grads[n] = self.params[n].grad
         return self._layer_flat(layer, grads).abs().cpu()
 
+    def _smallest(self, mask: torch.Tensor, weight: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Within one ranking unit: the k active weights with the smallest |w|, ties broken by a random permutation
+        (returned too)."""
+        perm = torch.randperm(mask.numel(), generator=self.generator)
+        drop_score = torch.where(mask, weight, torch.inf)[perm]
+        return perm[torch.topk(drop_score, k, largest=False).indices], perm
+
     def _drop_grow(self, mask: torch.Tensor, weight: torch.Tensor, grad: torch.Tensor | None, k: int,
                    grow: str) -> tuple[torch.Tensor, torch.Tensor]:
         """Within one ranking unit: the k active weights with the smallest |w| (dropped) and k weights inactive
         before this update (grown: at random, or by the largest |dense gradient|); ties broken by a permutation."""
-        perm = torch.randperm(mask.numel(), generator=self.generator)
-        drop_score = torch.where(mask, weight, torch.inf)[perm]
-        drop_idx = perm[torch.topk(drop_score, k, largest=False).indices]
+        drop_idx, perm = self._smallest(mask, weight, k)
         if grad is None:
             grow_idx = perm[~mask[perm]][:k]
         else:
             grow_score = torch.where(mask, -torch.inf, grad)[perm]
             grow_idx = perm[torch.topk(grow_score, k).indices]
         return drop_idx, grow_idx
+
+    @torch.no_grad()
+    def prune_to(self, sparsity: float) -> tuple[dict[str, torch.Tensor], dict[str, dict]]:
+        """Magnitude pruning towards global sparsity `sparsity` (GMP): every ranking unit (a layer, or an agent's
+        slice where agents have fixed budgets) drops its smallest-|w| active weights down to what `sparsity` leaves it
+        by the same rules as the target's (ER or uniform densities, the agents' shares); nothing is grown, and a unit
+        already at or below that count is left alone. Returns (changed, stats) as `evolve` does (grow 0)."""
+        _, counts, budgets = self._budgets(sparsity)
+        changed, stats = {}, {}
+        for layer in self.layers:
+            mask = self._layer_flat(layer, self.masks).cpu()
+            keep = budgets.get(layer.name, [counts[layer.name]])
+            per = mask.numel() // len(keep)
+            ks = [max(0, int(mask[a * per:(a + 1) * per].sum()) - n) for a, n in enumerate(keep)]
+            stats[layer.name] = {"active": int(mask.sum()), "drop": sum(ks), "grow": 0}
+            if sum(ks) == 0:
+                continue
+            weight = self._layer_flat(layer, {n: self.params[n].detach() for n in layer.params}).abs().cpu()
+            new = mask.clone()
+            for a, k in enumerate(ks):
+                lo, hi = a * per, (a + 1) * per
+                if k > 0:
+                    new[lo + self._smallest(mask[lo:hi], weight[lo:hi], k)[0]] = False
+            changed.update(self._install(layer, mask, new))
+        return changed, stats
 
     def set_mask(self, name: str, mask: torch.Tensor) -> None:
         """Install a given mask (e.g. a lottery ticket) for one parameter and apply it. The layer's density then
@@ -323,6 +369,7 @@ class SparseTopology:
         other.params = named_parameters(modules)
         other.layers, other.densities, other.counts = self.layers, dict(self.densities), dict(self.counts)
         other.agent_budgets = {n: list(b) for n, b in self.agent_budgets.items()}
+        other.agent_shares = self.agent_shares
         other.masks = {}
         self.copy_masks_to(other)
         return other
