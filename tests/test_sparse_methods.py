@@ -37,14 +37,24 @@ def toy(monkeypatch):
     return entry
 
 
-def test_the_schemas_method_enum_is_the_tables_names_in_its_order():
-    assert schema()["$defs"]["sparse"]["properties"]["method"]["enum"] == list(METHODS)
+def test_the_schemas_method_enums_are_the_tables_names_in_its_order():
+    sparse = schema()["$defs"]["sparse"]
+    assert sparse["properties"]["method"]["enum"] == list(METHODS)
     assert METHOD_ORDER == list(METHODS)
+    (pruned,) = sparse["allOf"]  # the methods whose runs get a pruning schedule's start
+    assert pruned["if"]["properties"]["method"]["enum"] == [m for m in METHODS if METHODS[m].prune] == ["gmp"]
+
+
+def test_only_a_pruned_methods_runs_hold_a_pruning_start():
+    assert run_cfg("gmp")["sparse"]["prune_start"] == 0.2
+    assert "prune_start" not in run_cfg("rigl")["sparse"] and "prune_start" not in run_cfg("dense")["sparse"]
 
 
 def test_the_schema_file_leaves_the_enum_to_the_table():
     text = (ROOT / "workflow/schemas/config.schema.yaml").read_text()
     assert re.search(r"method:\n\s+# enum: the sparse-training methods[^\n]*\n\s+enum: \[\]", text)
+    assert re.search(r"if: {properties: {method: {enum: \[\]}}, required: \[method\]}\n\s+then: {properties: "
+                     r"{prune_start:", text)
 
 
 def test_a_new_method_is_one_table_entry(toy):

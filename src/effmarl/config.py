@@ -91,6 +91,8 @@ def _schema(variants: tuple[str, ...], methods: tuple[str, ...], scenarios: tupl
         assert enum["enum"] == [], "the schema's enums that the records fill are written [] in the file"
         enum["enum"] = list(names)
     train_teams["default"] = teams  # every team trains unless the run names some
+    (pruned,) = defs["sparse"]["allOf"]  # the methods that prune a dense start get its schedule's start
+    pruned["if"]["properties"]["method"]["enum"] = [name for name in methods if METHODS[name].prune is not None]
     return full
 
 

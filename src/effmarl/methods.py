@@ -69,6 +69,9 @@ METHODS: dict[str, Method] = {m.name: m for m in (
     Method("dense", "Dense", 0, "dense", cost="dense"),
     Method("tiny", "Tiny", 1, "narrow"),
     Method("static", "SS", 2, "sparse"),
+    # gradual magnitude pruning (Zhu & Gupta 2017): no paper of this project ran it; a dense-to-sparse baseline
+    # strong in deep RL (Graesser et al. 2022, Obando-Ceron et al. 2024), cheaper to infer, not to train
+    Method("gmp", "GMP", 8, "dense", prune="cubic", flops="history"),
     Method("set", "SET", 3, "sparse", grow="random"),
     Method("rigl", "RigL", 4, "sparse", grow="gradient"),
     Method("rlx2", "RLx2", 5, "sparse", grow="gradient"),   # the learner adds its multi-step target, dynamic buffer

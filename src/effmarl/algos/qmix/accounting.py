@@ -2,7 +2,9 @@
 
 The paper's training FLOPs per iteration (batch_size episodes × episode_limit steps), inference FLOPs (the agent
 networks, all agents, one step) and size come from sparse/flops.py over the learner's own modules; Tiny's ratios
-are taken against the full-width dense model of the same per-agent layout.
+are taken against the full-width dense model of the same per-agent layout. A method whose sparsity changes
+(`flops: history` in effmarl/methods.py, e.g. GMP's dense start) counts its training FLOPs per iteration as the mean
+over its updates of each update's masks (SparseTraining.mean_active); inference and size are its final masks'.
 """
 
 from __future__ import annotations
@@ -11,13 +13,14 @@ import torch
 
 from effmarl import io
 from effmarl.algos.qmix.settings import QmixOptions, QmixSettings
+from effmarl.methods import method
 from effmarl.runs import RunDir
 from effmarl.sparse import flops
 
 
-def accounting(learner, q: QmixOptions | dict, episode_limit: int) -> dict:
-    """FLOPs and size from the learner's masks, also as ratios to the dense model of the same layout, plus
-    per-layer rows (key "layers"); `q`: the run's qmix options."""
+def accounting(learner, q: QmixOptions | dict, episode_limit: int, active: dict[str, float] | None = None) -> dict:
+    """FLOPs and size from the learner's masks (or `active`, weights per parameter), also as ratios to the dense
+    model of the same layout, plus per-layer rows (key "layers"); `q`: the run's qmix options."""
     q = QmixOptions.of(q)
     topology = learner.sparse.topology if learner.sparse else None
     central = learner.variant.central
@@ -26,19 +29,23 @@ def accounting(learner, q: QmixOptions | dict, episode_limit: int) -> dict:
                         q.batch_size * episode_limit, {"agent": learner.agent}, {"mixer": learner.mixer}, topology,
                         agent_copies=copies, unrestricted_agent={"central_agent": learner.central_agent} if central
                         else None, unrestricted_mixer={"central_mixer": learner.central_mixer} if central else None,
-                        n_agents=learner.n_agents, n_actions=learner.n_actions)
+                        n_agents=learner.n_agents, n_actions=learner.n_actions, active=active)
     parts = out.pop("parts")
     layers = [{"part": part, **row} for part, counted in parts.items() if counted for row in counted["layers"]]
     return {**out, "flops_batch_samples": q.batch_size * episode_limit, "layers": layers}
 
 
 def write_accounting(rundir: RunDir, learner, settings: QmixSettings, episode_limit: int, full_width=None,
-                     unit_types: tuple[str, ...] | None = None) -> None:
+                     unit_types: tuple[str, ...] | None = None, updates: int = 0) -> None:
     """sparsity.parquet (FLOPs and size), layers.parquet (per-layer densities), agent_masks.parquet (active
     weights per agent and layer, with the agent's unit type when the env reports it), topology.parquet (topology
     updates) and masks.pt.
-    full_width: for Tiny, a dense learner of the full width, the reference of its ratios."""
+    full_width: for Tiny, a dense learner of the full width, the reference of its ratios; updates: the gradient
+    updates the run made (the mean of a `flops: history` method's training FLOPs runs over them)."""
     table = accounting(learner, learner.q, episode_limit)
+    if learner.sparse and method(settings.method).flops == "history":
+        over = accounting(learner, learner.q, episode_limit, active=learner.sparse.mean_active(updates))
+        table.update(train_flops=over["train_flops"], train_flops_ratio=over["train_flops_ratio"])
     if full_width is not None:
         ref = accounting(full_width, full_width.q, episode_limit)
         for key in ("train_flops", "inference_flops", "size"):

@@ -254,7 +254,7 @@ class SeedRun:
             full_width = Learner(self.settings.algo, self.q, spec.n_agents, spec.obs_dims[0],
                                  max(spec.n_actions), spec.state_dim)
         write_accounting(self.rundir, self.learner, self.settings, self.spec.episode_limit, full_width,
-                         unit_types=self.spec.unit_types)
+                         unit_types=self.spec.unit_types, updates=self.counters["updates"])
         if not self.q.keep_checkpoint:
             shutil.rmtree(self.rundir.checkpoint_dir, ignore_errors=True)
         self.done = self.finished = True
