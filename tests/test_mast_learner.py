@@ -21,7 +21,7 @@ from effmarl.replay.dynamic import DynamicWindow
 from effmarl.replay.episode import EpisodeBuffer, concat, empty_batch, episode_scheme
 from effmarl.sparse import flops
 from effmarl.sparse.masks import sparsifiable_weights
-from effmarl.sparse.mast import sparsifiable_count
+from effmarl.sparse.tiny import sparsifiable_count
 from effmarl.targets.mellowmax import soft_mellowmax
 from effmarl.targets.returns import lambda_returns, one_step
 

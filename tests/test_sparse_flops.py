@@ -9,7 +9,7 @@ from torch import nn
 from effmarl.nets.rnn_agent import StackedLinear
 from effmarl.sparse import SparseTopology
 from effmarl.sparse.flops import count, summary, training_flops
-from effmarl.sparse.mast import tiny_width_for, weight_count
+from effmarl.sparse.tiny import tiny_width_for, weight_count
 
 
 class Tiny(nn.Module):
@@ -85,7 +85,7 @@ def test_summary_normalises_to_dense():
 
 
 def test_tiny_width_search():
-    """Tiny's width (sparse.mast.tiny_width_for, as networks.tiny_hyper calls it) over real modules whose weights
+    """Tiny's width (sparse.tiny.tiny_width_for, as networks.tiny_hyper calls it) over real modules whose weights
     number 10h + 6h^2 + 5h: the closest width, ties and shortfalls to the smaller network."""
     def build(h):
         return {"net": nn.Sequential(nn.Linear(10, h), nn.GRUCell(h, h), nn.Linear(h, 5))}

@@ -13,7 +13,7 @@ from torch import nn
 from effmarl.algos.qmix.settings import QmixOptions
 from effmarl.nets.mixers import CentralFFMixer, QMixer
 from effmarl.nets.rnn_agent import RNNAgent, input_dim, linear_factory
-from effmarl.sparse.mast import sparsifiable_count, tiny_width_for
+from effmarl.sparse.tiny import sparsifiable_count, tiny_width_for
 from effmarl.variants import variant
 
 

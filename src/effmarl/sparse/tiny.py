@@ -1,5 +1,5 @@
-"""The weights MAST sparsifies, and the Tiny baseline's width. (Which of MAST's parts a run switches on is
-effmarl/components.py's `mast_components`, torch-free so that the config checks, resources and analysis read it too.)
+"""The Tiny baseline's width, and the weights a sparse method sparsifies that it is matched to. (Which of MAST's parts
+a run switches on is effmarl/components.py's `mast_components`.)
 
 `tiny_width_for(build, target)`: Tiny is a dense network with as many weights as the sparse model keeps. Its width
 is found by counting the sparsifiable weights of the *real* modules built at each candidate width (on the meta
