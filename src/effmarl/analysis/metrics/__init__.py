@@ -22,6 +22,8 @@ from effmarl.analysis.metrics.evidence import Evidence, budgets, judge, judge_ce
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
+                                             RATIO_STATISTIC,
+                                             STATISTIC,
                                              curves,
                                              evaluations,
                                              final_win_rate,
@@ -30,6 +32,7 @@ from effmarl.analysis.metrics.mast import (
                                              seed_stats,
                                              seeds_text,
                                              sweep_stats,
+                                             win_rate_label,
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
@@ -99,7 +102,8 @@ from effmarl.analysis.metrics.table1 import (
 )
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
-           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "FINAL_FRACTION", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
+           "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",

@@ -4,9 +4,11 @@ dense (and which swept sparsities stay within it), MAST above the sparse baselin
 central claim: MAST / each baseline with its interval), > 90 % win rate on 3s5z with 10 % of the parameters.
 
 Every row the given runs can reach has a number with its interval: the paper's FLOPs and size claims hold "with less
-than 3 % performance degradation", so each FLOPs or size value comes with MAST / dense at the same cells (the IQM
-ratio's 95 % Fieller interval, stats.ratio_interval, and the probability that a MAST run beats a dense run), and every
-"within 3 %" verdict follows that interval or says it rests on the point estimate (mast.versus_tolerance). A reduction
+than 3 % performance degradation", so each FLOPs or size value comes with MAST / dense at the same cells (the ratio
+of means with its 95 % Fieller interval, stats.ratio_interval, the probability that a MAST run beats a dense run, and
+the 3 % verdict), and every "within 3 %" verdict is an equivalence decided by that interval alone, else undecided with
+the seeds that would decide it (mast.versus_tolerance, metrics.power). MAST against the baselines of a cell is a
+family of comparisons, decided by Holm's procedure (metrics.versus_baselines). A reduction
 follows from the sparsity its cell sits at: the `kind` column says "by construction" where that sparsity was declared
 (the default profile's 99 %) and "measured" only where the 3 % rule chose it from a sweep (`chosen_by_rule`); what is
 measured at a declared sparsity is the win rate there. "Up to 20x" is measured only at a cell with that reduction or
@@ -29,6 +31,8 @@ import pandas as pd
 from effmarl.analysis.io import EVIDENCE, named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
+    RATIO_STATISTIC,
+    STATISTIC,
     cells_of,
     chosen_by_rule,
     chosen_sparsity,
@@ -42,19 +46,21 @@ from effmarl.analysis.metrics import (
     table1_runs,
     versus_baselines,
 )
-from effmarl.analysis.metrics.mast import TOLERANCE, versus_dense, versus_tolerance
+from effmarl.analysis.metrics.mast import TOLERANCE, undecided_text, versus_dense, versus_tolerance
+from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "
-           "formulas), as reductions = dense / sparse, each beside MAST / dense at the same cells (IQM ratio with "
-           "Fieller's 95 % interval, P = the probability that a MAST run beats a dense run); `kind`: 'by "
+           "formulas), as reductions = dense / sparse, each beside MAST / dense at the same cells (" + RATIO_STATISTIC
+           + ", P = the probability that a MAST run beats a dense run, and the 3 % verdict); `kind`: 'by "
            "construction' where the reduction follows from a declared sparsity (what is measured there is the win "
-           "rate), 'measured' where the 3 % rule chose the sparsity from a sweep; a '3 %' verdict follows the "
-           "interval or says it rests on the point estimate. MAST against the baselines: MAST / baseline (IQM ratio, "
-           "Fieller's 95 % interval), 'MAST above' only where the whole interval lies above 1. Win rate: per "
-           "run the mean test win rate of the last min(20, available) evaluations in the final 10 % of training, IQM "
-           "over seeds (below 4 seeds the mean) with its 95 % t-interval. Sparsity per cell: as Table 1 has it. "
+           "rate), 'measured' where the 3 % rule chose the sparsity from a sweep; a '3 %' verdict is an equivalence "
+           "decided by the interval alone (within 3 % where its lower end clears 0.97, more than 3 % below where its "
+           "upper end is under 0.97), else 'undecided' with the seeds per method that would decide it at the "
+           "measured spread (80 % power). MAST against the baselines: MAST / baseline (" + RATIO_STATISTIC + "), "
+           "'MAST above' only where the whole interval lies above 1 and Holm's procedure over the cell's baselines "
+           "rejects equality at 5 %. Win rate: " + STATISTIC + ". Sparsity per cell: as Table 1 has it. "
            "`evidence`: each row's "
            "verdict (metrics.evidence); a row on illustrative runs (< 3 seeds per compared cell, or dense not at its "
            "plateau) is 'not claimed' with the stamp instead of its value; 'not measured' names the runs a row needs.")
@@ -129,15 +135,18 @@ def _why(reason) -> str:
     return reason if isinstance(reason, str) and reason else "1 seed"
 
 
-def _ratio_text(cell) -> str:
-    """'MAST / dense 0.963 [0.895, 1.040], P = 0.33' of a Table-1 cell row (method mast)."""
+def _ratio_text(cell, verdict: bool = True) -> str:
+    """'MAST / dense 0.963 [0.895, 1.040], P = 0.33: undecided (...): ≈ 9 seeds each would decide it (...)' of a
+    Table-1 cell row (method mast): the ratio, its interval, P(MAST run > dense run) and, with `verdict`, the 3 %
+    verdict its interval decides (the cell's `vs_dense`, with the seeds that would decide it where undecided)."""
     if pd.isna(cell.get("normalised")):
         return "MAST / dense: no ratio (dense wins 0 %)"
     p = cell.get("p_improvement")
     why = _why(cell.get("normalised_why"))
+    said = cell.get("vs_dense") if verdict else None
     return (f"MAST / dense {cell['normalised']:.3f} "
             f"{interval_text(cell['normalised_lo'], cell['normalised_hi'], 3, why)}"
-            + ("" if pd.isna(p) else f", P = {p:.2f}"))
+            + ("" if pd.isna(p) else f", P = {p:.2f}") + (f": {said}" if isinstance(said, str) and said else ""))
 
 
 def _pick(frame: pd.DataFrame | None, cells: pd.DataFrame) -> pd.DataFrame | None:
@@ -169,13 +178,13 @@ def _kind(cells: pd.DataFrame, measured: dict) -> str:
 
 
 def _reduction_text(kind: str, cells: pd.DataFrame, value: str) -> str:
-    """A reduction's value and how it was obtained: 'by construction (declared sparsity 0.9): <value>; measured at
-    it: MAST / dense ...', or '<value> (at the sparsity the 3 % rule chose, 0.9: MAST <verdict>); '."""
+    """A reduction's value and how it was obtained, before MAST / dense at it with its verdict (_ratio_text): 'by
+    construction (declared sparsity 0.9): <value>; measured at it: ', or '<value> (at the sparsity the 3 % rule
+    chose, 0.9); measured there: '."""
     sparsities = ", ".join(sorted({f"{s:g}" for s in cells["sparsity"]}))
     if kind == BY_CONSTRUCTION:
         return f"{BY_CONSTRUCTION} (declared sparsity {sparsities}): {value}; measured at it: "
-    verdicts = "; ".join(dict.fromkeys(r["vs_dense"] for _, r in cells.iterrows()))
-    return f"{value} (at the sparsity the 3 % rule chose, {sparsities}: MAST {verdicts}); "
+    return f"{value} (at the sparsity the 3 % rule chose, {sparsities}); measured there: "
 
 
 def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = None) -> list[dict]:
@@ -270,14 +279,15 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
         return _row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs (mast_dense and mast_sweep)",
                     caveat=SMAX_CAVEAT)
     valid = mast[mast["normalised"].notna()]
-    zero = mast[mast["dense_iqm"] == 0]
+    zero = mast[mast["dense_mean"] == 0]
     parts = []
     if len(valid):
         worst = valid.loc[valid["normalised"].idxmin()]
-        point = int((valid["normalised"] >= 1 - TOLERANCE - 1e-12).sum())
-        sure = int((valid["normalised_lo"] >= 1 - TOLERANCE - 1e-12).sum())
-        parts.append(f"lowest {_ratio_text(worst)} ({_cell_text(worst)}, {int(worst['seeds'])} seeds); "
-                     f"{point} of {len(valid)} cells within 3 % by the point estimate, {sure} by the whole interval")
+        within = int((valid["normalised_lo"] >= 1 - TOLERANCE - 1e-12).sum())
+        below = int((valid["normalised_hi"] < 1 - TOLERANCE - 1e-12).sum())
+        parts.append(f"lowest {_ratio_text(worst)} ({_cell_text(worst)}, {int(worst['seeds'])} seeds); of "
+                     f"{len(valid)} cells {within} within 3 % by the whole interval, {below} more than 3 % below by "
+                     f"the whole interval, {len(valid) - within - below} undecided")
     if len(zero):
         parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({_cells_list(zero)})")
     sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in mast.iterrows())
@@ -304,12 +314,12 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
                  for _, r in cell.iterrows() if r["method"] not in ("dense", "mast")
                  and pd.notna(r["normalised_hi"]) and r["normalised_hi"] < 1 - TOLERANCE - 1e-12]
         ratios = [f"{method_name(r['method'])} {r['ratio']:.2f} {interval_text(r['lo'], r['hi'], 2, r['why'])} "
-                  f"{r['verdict']}"
-                  for _, r in vs.iterrows()]
+                  + _versus_text(r) for _, r in vs.iterrows()]
         above = int((vs["verdict"] == "MAST above").sum())
         parts.append(f"{_cell_text(mast)} {mast['sparsity']:g}: below dense by the whole interval: "
-                     f"{', '.join(below) or 'none'}; {_ratio_text(mast)} ({mast['vs_dense']}); MAST / "
-                     + "; ".join(ratios) + f"; above {above} of {len(vs)} baselines by the whole interval")
+                     f"{', '.join(below) or 'none'}; {_ratio_text(mast)}; MAST / "
+                     + "; ".join(ratios) + f"; above {above} of {len(vs)} baselines by the whole interval, Holm's "
+                     f"procedure holding the family of {len(vs)} comparisons at 5 %")
     compared = cells.merge(versus[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
     verdict = judge_cells(compared, _pick(runs["dense"], compared), *(_pick(f, compared) for f in runs.values()))
     sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in
@@ -318,11 +328,19 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
                    sparsities, SMAX_CAVEAT)
 
 
+def _versus_text(r) -> str:
+    """'MAST above (Holm p 0.004)' or 'undecided (Holm p 0.41): ≈ 39 seeds each would decide it (...)' of a
+    versus_baselines record."""
+    p = "" if pd.isna(r["p_holm"]) else f" (Holm p {r['p_holm']:.3f})"
+    need = needed_text(r["seeds_needed"], int(str(r["seeds"]).split(",")[0]))
+    return f"{r['verdict']}{p}" + (f": {need}" if need else "")
+
+
 def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) -> dict:
     """Which swept sparsities fall within 3 % of dense and how sure that is: per (algo, map, sparsity) of the sweep,
-    MAST / dense (IQM ratio) with its 95 % interval and P(MAST run > dense run), and the verdict of
-    mast.versus_tolerance: by the whole interval where it lies at or above 0.97 or under it, else the side of the
-    point estimate, saying it rests on it alone."""
+    MAST / dense (the ratio of means) with its 95 % interval and P(MAST run > dense run), and the verdict of
+    mast.versus_tolerance: by the whole interval where it lies at or above 0.97 or under it, else undecided with the
+    seeds that would decide it (metrics.power)."""
     claim = "swept sparsities within 3 % of dense (MAST sweep), and how sure"
     paper = "Table 1's sparsity = the highest within 3 % (QMIX 3s5z 90 %, QMIX 2s3z ≈ 95 %)"
     if dense is None or sweep is None or dense.empty or sweep.empty:
@@ -332,17 +350,18 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
     keys = [ALGO, MAP, SPARSITY]
     d, s = final_win_rate(dense, k), final_win_rate(sweep, k)
     table = seed_stats(s, keys).merge(versus_dense(s, d, keys, [ALGO, MAP]), on=keys)
-    dense_iqm = seed_stats(d, [ALGO, MAP]).set_index([ALGO, MAP])["iqm"]
+    dense_mean = seed_stats(d, [ALGO, MAP]).set_index([ALGO, MAP])["mean"]
     parts, sure = [], []
     for (algo, name), group in table.groupby([ALGO, MAP], sort=True):
-        ref = dense_iqm.get((algo, name), np.nan)
+        ref = dense_mean.get((algo, name), np.nan)
         items = []
         for _, r in group.sort_values(SPARSITY).iterrows():
-            ratio = r["iqm"] / ref if ref and ref > 0 else np.nan
+            ratio = r["mean"] / ref if ref and ref > 0 else np.nan
             word = versus_tolerance(ratio, r["normalised_lo"], r["normalised_hi"])
+            said = undecided_text(word, r["seeds_needed"], int(r["seeds"]))
             p = "" if pd.isna(r["p_improvement"]) else f", P = {r['p_improvement']:.2f}"
             gap = interval_text(r["normalised_lo"], r["normalised_hi"], 3, _why(r["normalised_why"]))
-            items.append(f"{r[SPARSITY]:g}: {ratio:.3f} {gap}{p}, {word}")
+            items.append(f"{r[SPARSITY]:g}: {ratio:.3f} {gap}{p}, {said}")
             if word == versus_tolerance(1.0, 1.0, 1.0):  # within 3 % by its whole interval
                 sure.append((algo, name, float(r[SPARSITY])))
         parts.append(f"{algo_name(algo)} {map_name(name)} — " + "; ".join(items))
@@ -371,21 +390,22 @@ def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, 
             if len(dense_runs):
                 vs = versus_dense(per_run[per_run[METHOD] == "mast"], dense_runs, [ALGO, MAP], [ALGO, MAP]).iloc[0]
                 d = stats.loc["dense"]
-                cell = {"normalised": m["iqm"] / d["iqm"] if d["iqm"] > 0 else np.nan, **vs.to_dict()}
-                ratio = f"; dense {d['iqm']:.3f}; {_ratio_text(cell)}"
+                cell = {"normalised": m["mean"] / d["mean"] if d["mean"] > 0 else np.nan, **vs.to_dict()}
+                ratio = f"; dense {d['mean']:.3f}; {_ratio_text(cell)}"
             sp = sorted({f"{s:g}" for s in sel.loc[sel[METHOD] == "mast", SPARSITY]})
             verdict = judge(sel, [ALGO, MAP, METHOD], dense=sel[sel[METHOD] == "dense"])
-            return _judged(claim, paper, verdict, f"MAST IQM {m['iqm']:.3f} {interval_text(m['iqm_lo'], m['iqm_hi'])}"
-                           f" ({int(m['seeds'])} seeds; Figure 1's runs){ratio}", _runs(sel), ", ".join(sp),
-                           SMAX_CAVEAT, 0.9, float(m["iqm"]))
+            text = f"MAST {m['mean']:.3f} {interval_text(m['mean_lo'], m['mean_hi'])}"
+            return _judged(claim, paper, verdict, text
+                           + f" ({int(m['seeds'])} seeds; Figure 1's runs){ratio}", _runs(sel), ", ".join(sp),
+                           SMAX_CAVEAT, 0.9, float(m["mean"]))
     if cells is not None:
         c = cells[(cells["algo"] == "qmix") & (cells["map"] == "3s5z") & (cells["method"] == "mast")]
         if not c.empty and np.isclose(float(c["sparsity"].iloc[0]), 0.9):
             row = c.iloc[0]
             return _judged(claim, paper, _cells_verdict(cells, c, runs),
-                           f"MAST IQM {row['iqm']:.3f} {interval_text(row['iqm_lo'], row['iqm_hi'])} "
+                           f"MAST {row['mean']:.3f} {interval_text(row['mean_lo'], row['mean_hi'])} "
                            f"({int(row['seeds'])} seeds; Table 1's cell); {_ratio_text(row)}",
-                           _runs(*(_pick(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9, float(row["iqm"]))
+                           _runs(*(_pick(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9, float(row["mean"]))
     return _row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study mast_fig1, role "
                 "fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
 
