@@ -12,14 +12,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pytest
+import torch
 from test_mast_analysis import run_rows, sparsity_summary, summary, write
-from test_mast_analysis_figures import MAST_FIGURES, inputs_for
+from test_mast_analysis_figures import MAST_FIGURES, inputs_for, masks_summary
 
 from effmarl.analysis import metrics
 from effmarl.analysis.figures import FIGURES
 from effmarl.analysis.io import mark_evidence, save_figure, save_table
 from effmarl.analysis.metrics.evidence import LEARNED_FLOOR, MIN_SEEDS, RISE_TOLERANCE, plateau, shortfalls
 from effmarl.analysis.tables import TABLES, mast_claims, mast_selection, mast_table1
+from effmarl.config import ConfigError
 
 N_EVALS = 11  # evaluations at x = 0, 100, ..., 1000: the final 10 % is x >= 900 (two), the 10 % before halfway x = 400
 
@@ -639,3 +641,35 @@ def test_mast_against_a_baseline_whose_interval_reaches_zero_is_undecided_and_sa
     assert table.loc["static", ["verdict", "why"]].tolist() == ["undecided", "baseline's interval reaches 0"]
     assert table.loc["set", ["verdict", "why", "seeds"]].tolist() == ["no interval", "1 baseline seed", "3, 1"]
     assert table.loc["static", "ratio"] == pytest.approx(0.6 / (0.5 / 3))  # the IQM of 3 runs is their mean
+
+
+# ---- outputs say what they show: no pooling across sparsities, no stale sparsity in a caption (issue 44) ----------
+
+def test_figure11_draws_each_sparsity_apart_and_never_pools_masks_of_two_sparsities(tmp_path):
+    """The published Figure 11 averaged the masks of MAST's 0.9, 0.95 and 0.99 runs into one heat map labelled as
+    Table 1's runs: each sparsity now has its own column, and the first-layer detail of each pools its own files."""
+    fig11 = importlib.import_module(FIGURES["mast_fig11"])
+    table = masks_summary()
+    table["cfg.sparse.sparsity"] = np.where(table["cfg.seed"] == 0, 0.9, 0.99)
+    files = []
+    for seed, sparsity, density in ((0, 0.9, 0.5), (1, 0.99, 0.05)):
+        run = tmp_path / f"sparsity-{sparsity}_seed-{seed}"
+        run.mkdir()
+        (run / "config.yaml").write_text(f"sparse: {{method: mast, sparsity: {sparsity}}}\n")
+        mask = torch.rand(3, 64, 20, generator=torch.Generator().manual_seed(seed)) < density
+        torch.save({"online": {"topology": {"masks": {"agent.fc1.weight": mask}}}}, run / "masks.pt")
+        files.append((f"mask_files={run / 'masks.pt'}", mask.float().mean(dim=-2).numpy()))
+    masks = write(table, tmp_path / "masks.parquet")
+    fig, _ = fig11.make([f"masks={masks}", *(arg for arg, _ in files)])
+    heat = [ax for ax in fig.axes if ax.images and "per input" not in ax.get_title()]
+    detail = [ax for ax in fig.axes if ax.images and "per input" in ax.get_title()]
+    assert [("sparsity 0.9 " in ax.get_title(), "sparsity 0.99 " in ax.get_title()) for ax in heat] == [
+        (True, False), (False, True)]
+    assert [ax.get_title().split(":")[0] for ax in detail] == ["first layer, sparsity 0.9",
+                                                               "first layer, sparsity 0.99"]
+    for ax, (_, expected) in zip(detail, files, strict=True):  # one file per sparsity: its own detail, unpooled
+        np.testing.assert_allclose(ax.images[0].get_array(), expected, rtol=1e-6)
+    plt.close("all")
+    (tmp_path / "sparsity-0.9_seed-0" / "config.yaml").unlink()
+    with pytest.raises(ConfigError, match="no config.yaml beside it to say its sparsity"):
+        fig11.make([f"masks={masks}", *(arg for arg, _ in files)])
