@@ -673,3 +673,25 @@ def test_figure11_draws_each_sparsity_apart_and_never_pools_masks_of_two_sparsit
     (tmp_path / "sparsity-0.9_seed-0" / "config.yaml").unlink()
     with pytest.raises(ConfigError, match="no config.yaml beside it to say its sparsity"):
         fig11.make([f"masks={masks}", *(arg for arg, _ in files)])
+
+
+def test_every_declared_sparsity_named_in_a_caption_docstring_or_profile_comment_is_the_default_profiles():
+    """The published outputs and configs said "declared 90 %" (studies.yaml, default.yaml, metrics/selection.py, the
+    learning curves' caption) a redesign after the default moved to 99 %: wherever a text names the sparsity the
+    default profile declares, it is the one the profile's Table-1 runs have."""
+    import re
+
+    from conftest import ROOT
+
+    from effmarl.studies import expand_all, load_profile
+
+    runs = expand_all(load_profile(ROOT / "configs" / "default.yaml"))
+    declared = {round(100 * cfg["sparse"]["sparsity"]) for cfg in runs["mast_table1"].values()}
+    assert len(declared) == 1
+    pattern = re.compile(r"declared(?: sparsity)?:? (?:at )?(\d+(?:\.\d+)?) ?%")
+    stale = []
+    for path in [*(ROOT / "src" / "effmarl").rglob("*.py"), *(ROOT / "configs").glob("*.yaml")]:
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            stale += [f"{path.relative_to(ROOT)}:{n}: {m.group(0)}" for m in pattern.finditer(line)
+                      if round(float(m.group(1))) not in declared]
+    assert stale == [], f"the default profile declares {declared.pop()} %"
