@@ -21,6 +21,7 @@ from effmarl.analysis.metrics.mast import (
     final_win_rate,
     require_comparable,
     seed_stats,
+    undecided_text,
     versus_dense,
     versus_tolerance,
 )
@@ -31,8 +32,9 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
                     tolerance: float = TOLERANCE) -> pd.DataFrame:
     """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's mean is at least (1 - tolerance)
     of the dense mean; if none is admissible, the lowest swept sparsity (its `admissible` stays False). `admissible`
-    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) says whether the 95 % interval
-    of MAST / dense decides it too, or the verdict rests on the point estimate alone.
+    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) is what the 95 % interval of
+    MAST / dense decides, with the seeds that would decide it where it is undecided (`seeds_needed`), and `within`
+    whether the interval lies wholly at or above 1 - tolerance.
 
     `dense`, `sweep`: metrics summaries, trained alike (require_comparable). One row per (algo, map, sparsity) with
     raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST mean / dense mean
@@ -46,8 +48,11 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     dense_mean = table["dense_mean"]
     table["normalised"] = np.where(dense_mean > 0, table["mean"] / dense_mean.where(dense_mean > 0), np.nan)
     table["admissible"] = (table["mean"] >= (1 - tolerance) * dense_mean - 1e-12) & dense_mean.notna()
-    table["verdict"] = [versus_tolerance(n, lo, hi, tolerance) for n, lo, hi in
-                        zip(table["normalised"], table["normalised_lo"], table["normalised_hi"], strict=True)]
+    table["verdict"] = [undecided_text(versus_tolerance(n, lo, hi, tolerance), need, seeds)
+                        for n, lo, hi, need, seeds in zip(table["normalised"], table["normalised_lo"],
+                                                          table["normalised_hi"], table["seeds_needed"], table["seeds"],
+                                                          strict=True)]
+    table["within"] = table["normalised_lo"] >= (1 - tolerance) - 1e-12
     table["chosen"], table["rule"] = False, ""
     for _, group in table.groupby(["algo", "map"], sort=False):
         ok = group[group["admissible"]]

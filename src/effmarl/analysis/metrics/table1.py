@@ -140,6 +140,25 @@ def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
 METHOD_ORDER = ["dense", "tiny", "static", "set", "rigl", "rlx2", "mast"]
 
 
+def study_cells(frame: pd.DataFrame, k: int = LAST_K) -> pd.DataFrame:
+    """Per (algo, map, method) of one study's runs with dense among them (Figure 1's mast_fig1): the win-rate
+    statistics (seed_stats) and, for every method but dense, `normalised` = mean / dense mean of its cell with
+    versus_dense's interval, P and seeds needed, and `vs_dense`, the 3 % verdict; columns named as table1_cells'."""
+    runs = final_win_rate(frame, k)
+    keys = [ALGO, MAP, METHOD]
+    dense = runs[runs[METHOD] == "dense"]
+    table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], dense, keys, [ALGO, MAP]),
+                                         on=keys, how="left")
+    ref = table[table[METHOD] == "dense"].set_index([ALGO, MAP])["mean"].rename("dense_mean")
+    table = table.join(ref, on=[ALGO, MAP])
+    table["normalised"] = (table["mean"] / table["dense_mean"]).where(table["dense_mean"] > 0)
+    table["vs_dense"] = [undecided_text(versus_tolerance(n, lo, hi), need, s) if m != "dense" else "the reference"
+                         for m, n, lo, hi, need, s in
+                         zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
+                             table["seeds_needed"], table["seeds"], strict=True)]
+    return table.rename(columns={ALGO: "algo", MAP: "map", METHOD: "method"})
+
+
 def ratio_verdict(lo, hi, of: str = "MAST", why: str = "", p_family=np.nan) -> str:
     """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi], or, where
     the comparison is one of a family, by its Holm-adjusted p-value `p_family` (stats.holm over the family's

@@ -37,16 +37,16 @@ from effmarl.analysis.metrics import (
     chosen_by_rule,
     chosen_sparsity,
     declared_selection,
-    final_win_rate,
     flops_averages,
     interval_text,
     judge,
     judge_cells,
-    seed_stats,
+    select_sparsity,
+    study_cells,
     table1_runs,
     versus_baselines,
 )
-from effmarl.analysis.metrics.mast import TOLERANCE, undecided_text, versus_dense, versus_tolerance
+from effmarl.analysis.metrics.mast import TOLERANCE
 from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
 
@@ -87,6 +87,12 @@ INPUTS = {"dense": {"study": "mast_dense", "optional": True, "doc": "metrics.sum
                        "doc": "sparsity.summary.parquet of mast_sweep and mast_table1"},
           "fig1": {"study": "mast_fig1", "optional": True,
                    "doc": "metrics.summary.parquet of mast_fig1 (qmix, 3s5z, sparsity 0.9, all methods)"}}
+
+
+def _study(*roles: str) -> str:
+    """The studies the given INPUTS roles read ('mast_dense, mast_sweep'): named once, in INPUTS."""
+    names = [INPUTS[role]["study"] for role in roles]
+    return ", ".join(n for name in names for n in ([name] if isinstance(name, str) else name))
 
 
 def _runs(*frames: pd.DataFrame | None) -> str:
@@ -196,9 +202,9 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     rows = []
     mast = None if cells is None else cells[(cells["method"] == "mast") & cells["train_flops_ratio"].notna()]
     have = mast is not None and not mast.empty
-    missing = (f"{NOT_MEASURED}: needs MAST's sparsity summaries (role sparsity: mast_sweep's sparsity.summary"
+    missing = (f"{NOT_MEASURED}: needs MAST's sparsity summaries (role sparsity: {_study('sweep')}'s sparsity.summary"
                ".parquet) to count FLOPs" if cells is not None and not cells[cells["method"] == "mast"].empty else
-               f"{NOT_MEASURED}: needs dense and MAST runs (mast_dense and mast_sweep, with their sparsity summaries)")
+               f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')}, with their sparsity summaries)")
     claim, paper = "largest training-FLOPs reduction of MAST over all cells", "up to 20x (MAST-QMIX, 2s3z)"
     if not have:
         rows.append(_row(claim, paper, missing))
@@ -224,8 +230,8 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     claim, paper = "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "20x"
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
     if cell is None or cell.empty:
-        rows.append(_row(claim, paper, _needs("dense QMIX and MAST-QMIX runs on 2s3z (mast_dense, mast_sweep)", mast)
-                         if have else missing))
+        need = f"dense QMIX and MAST-QMIX runs on 2s3z ({_study('dense', 'sweep')})"
+        rows.append(_row(claim, paper, _needs(need, mast) if have else missing))
     else:
         c = cell.iloc[0]
         kind = _kind(cell, measured)
@@ -240,9 +246,9 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
         claim = f"average training-FLOPs reduction over maps, MAST-{algo_name(algo)}"
         a = averages[(averages["algo"] == algo) & (averages["method"] == "mast")] if len(averages) else averages
         if a.empty:
-            rows.append(_row(claim, f"{paper_x:g}x (4 SMAC maps)", _needs(
-                f"dense {algo_name(algo)} and MAST-{algo_name(algo)} runs (mast_dense, mast_sweep with algo {algo})",
-                mast) if have else missing))
+            need = (f"dense {algo_name(algo)} and MAST-{algo_name(algo)} runs ({_study('dense', 'sweep')} with algo "
+                    f"{algo})")
+            rows.append(_row(claim, f"{paper_x:g}x (4 SMAC maps)", _needs(need, mast) if have else missing))
             continue
         a = a.iloc[0]
         sp = mast[mast["algo"] == algo]
@@ -276,7 +282,7 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
     claim, paper = "MAST's win rate relative to dense, every cell", "< 3 % below dense everywhere"
     mast = None if cells is None else cells[cells["method"] == "mast"]
     if mast is None or mast.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs (mast_dense and mast_sweep)",
+        return _row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')})",
                     caveat=SMAX_CAVEAT)
     valid = mast[mast["normalised"].notna()]
     zero = mast[mast["dense_mean"] == 0]
@@ -303,8 +309,8 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
     claim = "MAST above the sparse baselines where they fall below dense (Table 1's cells)"
     paper = "the baselines break value learning at high sparsity; MAST stays within 3 % of dense, above them"
     if cells is None or versus is None or versus.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs MAST and baseline runs at one cell (mast_sweep, "
-                    "mast_table1) beside dense (mast_dense)", caveat=SMAX_CAVEAT)
+        return _row(claim, paper, f"{NOT_MEASURED}: needs MAST and baseline runs at one cell "
+                    f"({_study('sweep', 'baselines')}) beside dense ({_study('dense')})", caveat=SMAX_CAVEAT)
     parts = []
     for (algo, name), vs in versus.groupby(["algo", "map"], sort=True):
         cell = cells[(cells["algo"] == algo) & (cells["map"] == name)]
@@ -344,30 +350,20 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
     claim = "swept sparsities within 3 % of dense (MAST sweep), and how sure"
     paper = "Table 1's sparsity = the highest within 3 % (QMIX 3s5z 90 %, QMIX 2s3z ≈ 95 %)"
     if dense is None or sweep is None or dense.empty or sweep.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs dense runs and a MAST sparsity sweep (mast_dense, "
-                    "mast_sweep)", caveat=SMAX_CAVEAT)
+        return _row(claim, paper, f"{NOT_MEASURED}: needs dense runs and a MAST sparsity sweep "
+                    f"({_study('dense', 'sweep')})", caveat=SMAX_CAVEAT)
     sweep = sweep.merge(dense[[ALGO, MAP]].drop_duplicates(), on=[ALGO, MAP])
     keys = [ALGO, MAP, SPARSITY]
-    d, s = final_win_rate(dense, k), final_win_rate(sweep, k)
-    table = seed_stats(s, keys).merge(versus_dense(s, d, keys, [ALGO, MAP]), on=keys)
-    dense_mean = seed_stats(d, [ALGO, MAP]).set_index([ALGO, MAP])["mean"]
-    parts, sure = [], []
-    for (algo, name), group in table.groupby([ALGO, MAP], sort=True):
-        ref = dense_mean.get((algo, name), np.nan)
+    table = select_sparsity(dense, sweep, k)
+    parts = []
+    for (algo, name), group in table.groupby(["algo", "map"], sort=True):
         items = []
-        for _, r in group.sort_values(SPARSITY).iterrows():
-            ratio = r["mean"] / ref if ref and ref > 0 else np.nan
-            word = versus_tolerance(ratio, r["normalised_lo"], r["normalised_hi"])
-            said = undecided_text(word, r["seeds_needed"], int(r["seeds"]))
+        for _, r in group.sort_values("sparsity").iterrows():
             p = "" if pd.isna(r["p_improvement"]) else f", P = {r['p_improvement']:.2f}"
             gap = interval_text(r["normalised_lo"], r["normalised_hi"], 3, _why(r["normalised_why"]))
-            items.append(f"{r[SPARSITY]:g}: {ratio:.3f} {gap}{p}, {said}")
-            if word == versus_tolerance(1.0, 1.0, 1.0):  # within 3 % by its whole interval
-                sure.append((algo, name, float(r[SPARSITY])))
+            items.append(f"{r['sparsity']:g}: {r['normalised']:.3f} {gap}{p}, {r['verdict']}")
         parts.append(f"{algo_name(algo)} {map_name(name)} — " + "; ".join(items))
-    highest = {}
-    for algo, name, sp in sure:
-        highest[(algo, name)] = max(sp, highest.get((algo, name), sp))
+    highest = table[table["within"]].groupby(["algo", "map"])["sparsity"].max()
     summary = ("highest sparsity within 3 % by its whole interval: " + (", ".join(
         f"{algo_name(a)} {map_name(m)} {sp:g}" for (a, m), sp in sorted(highest.items())) or "none"))
     verdict = judge(sweep, keys, dense=dense)
@@ -382,16 +378,9 @@ def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, 
     if fig1 is not None and not fig1.empty:
         sel = fig1[(fig1[ALGO] == "qmix") & (fig1[MAP] == "3s5z") & fig1[METHOD].isin(["mast", "dense"])]
         if (sel[METHOD] == "mast").any():
-            per_run = final_win_rate(sel, k)
-            stats = seed_stats(per_run, [METHOD]).set_index(METHOD)
+            stats = study_cells(sel, k).set_index("method")
             m = stats.loc["mast"]
-            dense_runs = per_run[per_run[METHOD] == "dense"]
-            ratio = ""
-            if len(dense_runs):
-                vs = versus_dense(per_run[per_run[METHOD] == "mast"], dense_runs, [ALGO, MAP], [ALGO, MAP]).iloc[0]
-                d = stats.loc["dense"]
-                cell = {"normalised": m["mean"] / d["mean"] if d["mean"] > 0 else np.nan, **vs.to_dict()}
-                ratio = f"; dense {d['mean']:.3f}; {_ratio_text(cell)}"
+            ratio = f"; dense {stats.loc['dense', 'mean']:.3f}; {_ratio_text(m)}" if "dense" in stats.index else ""
             sp = sorted({f"{s:g}" for s in sel.loc[sel[METHOD] == "mast", SPARSITY]})
             verdict = judge(sel, [ALGO, MAP, METHOD], dense=sel[sel[METHOD] == "dense"])
             text = f"MAST {m['mean']:.3f} {interval_text(m['mean_lo'], m['mean_hi'])}"
@@ -406,8 +395,8 @@ def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, 
                            f"MAST {row['mean']:.3f} {interval_text(row['mean_lo'], row['mean_hi'])} "
                            f"({int(row['seeds'])} seeds; Table 1's cell); {_ratio_text(row)}",
                            _runs(*(_pick(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9, float(row["mean"]))
-    return _row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study mast_fig1, role "
-                "fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
+    return _row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study "
+                f"{_study('fig1')}, role fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
 
 
 def summary_line(table: pd.DataFrame) -> str:
