@@ -17,10 +17,10 @@ Two measurements, each of process CPU time in this one process:
   times with the order flipped every time, after one unrecorded round each: the median milliseconds per round. The
   training runs' buffers hold a few thousand transitions while their rounds run; the paper's replay holds up to 10^6.
 
-    python -m effmarl.profiling.loop_profile --agents 48 --steps 100 --fills 2000 30000 --rounds 3 --out STEM
+    python -m effmarl.profiling.loop_profile --agents 48 --steps 100 --fills 2000 30000 --rounds 3 --out <stem>
 
-writes STEM.parquet (n_agents, measure: env_step | sampling_ms_per_round, part, fill, value, steps; with the
-run-identity columns of a paper1_micro measurement), STEM.md and STEM.provenance.json. A speed measurement: the
+writes <stem>.parquet (n_agents, measure: env_step | sampling_ms_per_round, part, fill, value, steps; with the
+run-identity columns of a paper1_micro measurement), <stem>.md and <stem>.provenance.json. A speed measurement: the
 workflow runs it alone (a timing rule, effmarl.studies.TIMING_RULES).
 """
 
