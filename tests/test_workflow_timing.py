@@ -111,7 +111,8 @@ def test_the_end_to_end_study_trains_each_neighbor_uniform_pair_interleaved_in_o
         assert "sampler-uniform" in uniform and neighbor == uniform.replace("sampler-uniform", "sampler-neighbor")
     assert all(" --interleave " in job["shell"] and job["threads"] == 16 for job in pairs)
     assert {job["rule"].rsplit("_", 1)[0] for job in pairs} == {"pairs_paper1", "pairs_paper1_e2e"}
-    assert not [job for job in jobs if job["rule"].startswith("train_") and re.search(r"/paper1(_e2e)?/", job["output"])]
+    assert not [job for job in jobs
+                if job["rule"].startswith("train_") and re.search(r"/paper1(_e2e)?/", job["output"])]
 
 
 def test_max_threads_below_cores_is_refused_before_any_job_since_a_timing_job_could_not_reserve_every_core(tmp_path):

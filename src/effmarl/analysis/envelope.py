@@ -55,8 +55,8 @@ PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs
 PUBLISHED_QMIX_EVALS = (314, 32)      # their evaluations x episodes (every 800 steps, 32 episodes)
 MPE_START_S = 5.0
 # fixed jobs: rule -> (seconds, cores, source); None = read from the published costs.csv under that kind
-FIXED = {"paper1_counters": (358.0, 2, "measured 2026-12-06 at the default's options (fill 20 000, 5 layouts): 716 CPU-s "
-                               "on 2 driver processes, beside other jobs (configs/default.yaml)"),
+FIXED = {"paper1_counters": (358.0, 2, "measured 2026-12-06 at the default's options (fill 20 000, 5 layouts): 716 "
+                               "CPU-s on 2 driver processes, beside other jobs (configs/default.yaml)"),
          "bench_qmix": (193.0, 1, "measured 2026-12-03: effmarl bench qmix at the default options, 1 thread"),
          "bench_sparse": (30.0, 1, "not measured (smoke size: 9 s)"),
          "paper1_sampling_bench": ("paper 1 micro: sampling_bench", 1, "published/default/costs.csv"),
