@@ -200,5 +200,7 @@ def test_the_default_profile_is_estimated_within_its_envelope():
                               [2, 16])
     assert summary["makespan_s"][2] <= 4 * 3600
     assert summary["makespan_s"][16] - summary["alone_s"] <= 2700
+    # paper 1's part alone (`snakemake paper1_part`, issue 47): <= 65 min on 2 cores
+    assert summary["paper1_makespan_s"][2] <= 65 * 60, summary["paper1_makespan_s"][2] / 60
     kinds = set(table["kind"])
     assert {"training: mast_table1", "training: paper1", "paper1_counters"} <= kinds

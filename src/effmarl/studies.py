@@ -180,10 +180,10 @@ def _scaled_grid(name: str, declared: dict, over: dict, where: str, lines: list[
     return {axis: copy.deepcopy(values) for axis, values in grid.items() if values is not None}
 
 
-# The workflow rules whose outputs are times besides the timing studies' runs: the interleaved sampling benchmark and
-# `effmarl bench paper1`. With timing_studies, the one list of what runs alone (workflow/rules/common.smk schedules
-# it so; analysis/envelope.py prices it so).
-TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")
+# The workflow rules whose outputs are times besides the timing studies' runs: the interleaved sampling benchmark, the
+# loop profile (paper 1's update-share verdict) and `effmarl bench paper1`. With timing_studies, the one list of what
+# runs alone (workflow/rules/common.smk schedules it so; analysis/envelope.py prices it so).
+TIMING_RULES = ("paper1_sampling_bench", "paper1_loop_profile", "bench_paper1")
 
 
 def timing_studies(workflow_cfg: dict) -> list[str]:
