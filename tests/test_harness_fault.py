@@ -105,7 +105,8 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(tmp_path):
 
 def test_a_fault_spec_that_does_not_parse_stops_the_process_before_it_runs(tmp_path):
     """A misspelt EFFMARL_FAULT_AT must not leave a fault test running without its fault."""
-    for spec in ("checkpoint.json", "checkpoint.json:0", "checkpoint.json:x", "checkpoint.json:1:SIGNOPE"):
+    for spec in ("checkpoint.json", "checkpoint.json:0", "checkpoint.json:x", "checkpoint.json:1:SIGNOPE",
+                 "checkpoint.json:1:ENOSPC:group"):
         proc = subprocess.run([str(BIN / "python"), "-c", "import effmarl.io"], capture_output=True, text=True,
                               env={**os.environ, "EFFMARL_FAULT_AT": spec})
         assert proc.returncode != 0 and f"EFFMARL_FAULT_AT={spec!r}" in proc.stderr, (spec, proc.stderr)
