@@ -57,11 +57,17 @@ def progress(out) -> int:
 
 def hit(config, out, fault: str, timeout: float = 900) -> tuple[int, str]:
     """Run the command with `fault` armed; return its exit status and stderr. A SIGKILL must land in the named
-    write (its temporary file is left behind); a SIGTERM stops the run at its next safe point with exit 143."""
+    write (its temporary file is left behind); a SIGTERM stops the run at its next safe point with exit 143; a full
+    disk (ENOSPC) ends the command with exit 1 and the one line naming the file, leaving no temporary file."""
     proc = start(config, out, fault)
     _, err = proc.communicate(timeout=timeout)
     name, _, rest = fault.partition(":")
-    if rest.endswith("SIGTERM"):
+    if rest.endswith("ENOSPC"):
+        assert proc.returncode == 1, (fault, proc.returncode, err)
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"effmarl: {out}") and f"{name}: no space left on device" in last, (fault, last)
+        assert temporaries(out) == [], (fault, temporaries(out))
+    elif rest.endswith("SIGTERM"):
         assert proc.returncode == 128 + signal.SIGTERM, err
     else:
         assert proc.returncode == -signal.SIGKILL, (fault, proc.returncode, err)

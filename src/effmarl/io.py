@@ -1,5 +1,8 @@
 """Atomic output: every file is written to a temporary sibling and renamed into place, so a killed job
-never leaves a half-written file that looks complete. Files get the mode the umask allows (0666 & ~umask),
+never leaves a half-written file that looks complete. A write that fails for lack of space (ENOSPC, EDQUOT) raises
+`OSError(errno, strerror, <the file>)` naming the file it was to write, whatever the writer's own error said (torch's
+carries no errno: `unexpected pos`, `basic_ios::clear`, `PytorchStreamWriter failed writing file`), and leaves the
+file as it was. Files get the mode the umask allows (0666 & ~umask),
 as `open()` would give them, not mkstemp's 0600; a temporary file a kill leaves behind is named
 `.<name>.<random>.tmp` so that `effmarl.checkpoints.remove_strays` can find it.
 
@@ -15,6 +18,7 @@ its own error for a full disk. Read once at import; unset, a write pays one `is 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fnmatch
 import json
 import os
@@ -83,17 +87,46 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     tmp_path = Path(tmp)
     fault = _FAULT if _FAULT is not None and _FAULT.hits(path) else None
     try:
-        if fault is not None:
-            fault.before(tmp_path)
-        yield tmp_path
-        with open(tmp_path, "rb+") as handle:
-            os.fsync(handle.fileno())
-        if fault is not None:
-            fault.after(path)
-        os.chmod(tmp_path, 0o666 & ~_umask())
-        os.replace(tmp_path, path)
+        try:
+            if fault is not None:
+                fault.before(tmp_path)
+            yield tmp_path
+            with open(tmp_path, "rb+") as handle:
+                os.fsync(handle.fileno())
+            if fault is not None:
+                fault.after(path)
+            os.chmod(tmp_path, 0o666 & ~_umask())
+            os.replace(tmp_path, path)
+        except Exception as exc:
+            code = _write_errno(exc, tmp_path)
+            if code in NO_SPACE:
+                raise OSError(code, os.strerror(code), str(path)) from exc
+            raise
     finally:
         tmp_path.unlink(missing_ok=True)
+
+
+NO_SPACE = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _write_errno(exc: BaseException, tmp: Path) -> int | None:
+    """The OS error behind a failed write: the errno of an OSError that `exc` is or was raised from; for an error that
+    carries none (torch's writer), the errno a probe write of 64 KiB to the same temporary file meets (a disk that
+    filled up refuses it too), or None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, OSError) and exc.errno:
+            return exc.errno
+        seen.add(id(exc))
+        exc = exc.__cause__ or exc.__context__
+    try:
+        with open(tmp, "ab") as probe:
+            probe.write(bytes(1 << 16))
+            probe.flush()
+            os.fsync(probe.fileno())
+    except OSError as failed:
+        return failed.errno
+    return None
 
 
 def write_with(path: str | Path, writer: Callable[[Path], Any]) -> Path:
