@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
 import re
 import subprocess
 from pathlib import Path
@@ -22,17 +21,14 @@ import pandas as pd
 import pytest
 import torch
 import yaml
-from conftest import BIN
+from test_harness_fault import CONFIG, start
 
 from effmarl import io, safeload
 from effmarl.checkpoints import MANIFEST, CheckpointStore
 
 matplotlib.use("Agg")
 
-MADDPG = {"study": "full", "algo": "maddpg", "seed": 3, "env": {"backend": "mpe", "n_agents": 3},
-          "budget": {"episodes": 12},
-          "offpolicy": {"batch_size": 32, "warmup": 50, "update_every": 5, "checkpoint_every": 2, "hidden": [16, 16]},
-          "replay": {"buffer_size": 2000, "storage": "reference"}}
+MADDPG = {**CONFIG, "budget": {"episodes": 12}}  # test_harness_fault's run: a checkpoint every 2 episodes
 RANDOM = {"study": "full", "algo": "random", "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
           "budget": {"episodes": 2}}
 
@@ -73,11 +69,10 @@ def test_every_writer_on_a_full_disk_raises_no_space_naming_the_file_and_keeps_t
 
 
 def effmarl_train(config, out, fault: str | None = None) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "EFFMARL_FAULT_AT"}
-    if fault:
-        env["EFFMARL_FAULT_AT"] = fault
-    return subprocess.run([str(BIN / "effmarl"), "train", "--config", str(config), "--out", str(out)],
-                          capture_output=True, text=True, env=env, timeout=900)
+    """`effmarl train --config config --out out` with `fault` armed, run to its end."""
+    proc = start(config, out, fault)
+    stdout, stderr = proc.communicate(timeout=900)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr)
 
 
 def no_space_line(proc, out: Path, pattern: str) -> Path:

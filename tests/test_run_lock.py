@@ -21,13 +21,10 @@ import pandas as pd
 import pytest
 import yaml
 from conftest import BIN
+from test_disk_full import RANDOM
+from test_harness_fault import CONFIG
 
-MADDPG = {"study": "lock", "algo": "maddpg", "seed": 3, "env": {"backend": "mpe", "n_agents": 3},
-          "budget": {"episodes": 8},
-          "offpolicy": {"batch_size": 32, "warmup": 50, "update_every": 5, "checkpoint_every": 2, "hidden": [16, 16]},
-          "replay": {"buffer_size": 2000, "storage": "reference"}}
-RANDOM = {"study": "lock", "algo": "random", "seed": 0, "env": {"backend": "mpe", "n_agents": 3},
-          "budget": {"episodes": 2}}
+MADDPG = {**CONFIG, "budget": {"episodes": 8}}  # test_harness_fault's run: a checkpoint every 2 episodes
 
 
 def write_config(path, cfg, **changes):

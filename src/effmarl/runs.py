@@ -95,7 +95,10 @@ def _acquire(directory: Path) -> Path:
     if lock in _HELD:
         _HELD[lock][1] += 1
         return lock
-    lock.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:  # a file where a directory above the run directory should be
+        raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR), str(directory)) from None
     reason = local_only_locks(lock.parent)
     if reason:
         _warn(directory, reason)
