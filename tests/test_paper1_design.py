@@ -20,7 +20,7 @@ def test_the_default_profile_rests_the_end_to_end_rows_on_four_pairs_and_the_sha
     pairs: dict[str, int] = {}
     for study, ids in process_groups(profile, runs).values():
         cfg = runs[study][ids[0]]
-        if len(ids) == 2 and cfg["env"]["n_agents"] == 12 and cfg["replay"]["storage"] == "reference":
+        if len(ids) == 2 and cfg["env"].get("n_agents") == 12 and cfg["replay"]["storage"] == "reference":
             pairs[cfg["algo"]] = pairs.get(cfg["algo"], 0) + 1
     assert pairs == {"maddpg": 4, "masac": 4}, pairs
     scale = pd.Series([c["env"]["n_agents"] for c in runs["paper1_scale"].values()]).value_counts().to_dict()
@@ -34,5 +34,5 @@ def test_the_default_profile_times_both_storages_at_both_agent_counts_as_interle
     profile = load_profile(DEFAULT)
     runs = expand_all(profile)
     cells = {(runs[s][ids[0]]["replay"]["storage"]) for s, ids in process_groups(profile, runs).values()
-             if len(ids) == 2 and runs[s][ids[0]]["env"]["n_agents"] == n}
+             if len(ids) == 2 and runs[s][ids[0]]["env"].get("n_agents") == n}
     assert cells == {"reference", "contiguous"}
