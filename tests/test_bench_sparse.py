@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pandas as pd
 import pytest
@@ -40,6 +41,10 @@ def test_the_command_writes_one_row_per_rows_and_variant_with_provenance(tmp_pat
     rec = json.loads(out.with_suffix(".provenance.json").read_text())
     assert rec["benchmark"] == "bench_sparse" and rec["kind"] == "benchmark" and rec["caption"]
     assert "Theoretical forward FLOPs" in out.with_suffix(".md").read_text()
+    # what else ran while it measured, in its table and its provenance (either answer is right on a shared machine)
+    assert re.search(r"(taken alone|beside other work): other processes used \d+ % of the \d+ cores",
+                     out.with_suffix(".md").read_text())
+    assert 0 <= rec["machine_load"]["others_share"] <= 1 and rec["machine_load"]["alone"] in (True, False)
 
 
 def test_bad_options_are_one_line_errors(tmp_path, capsys):

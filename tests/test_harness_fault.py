@@ -57,11 +57,17 @@ def progress(out) -> int:
 
 def hit(config, out, fault: str, timeout: float = 900) -> tuple[int, str]:
     """Run the command with `fault` armed; return its exit status and stderr. A SIGKILL must land in the named
-    write (its temporary file is left behind); a SIGTERM stops the run at its next safe point with exit 143."""
+    write (its temporary file is left behind); a SIGTERM stops the run at its next safe point with exit 143; a full
+    disk (ENOSPC) ends the command with exit 1 and the one line naming the file, leaving no temporary file."""
     proc = start(config, out, fault)
     _, err = proc.communicate(timeout=timeout)
     name, _, rest = fault.partition(":")
-    if rest.endswith("SIGTERM"):
+    if rest.endswith("ENOSPC"):
+        assert proc.returncode == 1, (fault, proc.returncode, err)
+        last = err.strip().splitlines()[-1]
+        assert last.startswith(f"effmarl: {out}") and f"{name}: no space left on device" in last, (fault, last)
+        assert temporaries(out) == [], (fault, temporaries(out))
+    elif rest.endswith("SIGTERM"):
         assert proc.returncode == 128 + signal.SIGTERM, err
     else:
         assert proc.returncode == -signal.SIGKILL, (fault, proc.returncode, err)
@@ -105,7 +111,8 @@ def test_killed_and_resumed_run_equals_the_uninterrupted_one(tmp_path):
 
 def test_a_fault_spec_that_does_not_parse_stops_the_process_before_it_runs(tmp_path):
     """A misspelt EFFMARL_FAULT_AT must not leave a fault test running without its fault."""
-    for spec in ("checkpoint.json", "checkpoint.json:0", "checkpoint.json:x", "checkpoint.json:1:SIGNOPE"):
+    for spec in ("checkpoint.json", "checkpoint.json:0", "checkpoint.json:x", "checkpoint.json:1:SIGNOPE",
+                 "checkpoint.json:1:ENOSPC:group"):
         proc = subprocess.run([str(BIN / "python"), "-c", "import effmarl.io"], capture_output=True, text=True,
                               env={**os.environ, "EFFMARL_FAULT_AT": spec})
         assert proc.returncode != 0 and f"EFFMARL_FAULT_AT={spec!r}" in proc.stderr, (spec, proc.stderr)

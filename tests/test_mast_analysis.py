@@ -49,30 +49,29 @@ def write(frame: pd.DataFrame, path) -> str:
 
 # ---- the statistic ------------------------------------------------------------------------------------------------
 
-def test_iqm_of_eight_numbers_is_the_mean_of_the_middle_four():
-    values = [100.0, 1.0, 7.0, 3.0, 2.0, 6.0, 5.0, 4.0]  # sorted 1..7, 100: the middle four are 3, 4, 5, 6
-    assert metrics.iqm(values) == pytest.approx(4.5)
+def test_the_statistic_over_eight_seeds_is_their_mean_with_its_t_interval_not_the_interquartile_mean():
+    values = [0.9, 0.1, 0.7, 0.3, 0.2, 0.6, 0.5, 0.4]  # mean 0.4625; the IQM would be 0.45 (the middle four)
     per_run = pd.DataFrame({"cfg.study": "s", "run_id": [f"r{i}" for i in range(8)], "g": "a", "win_rate": values})
     stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
-    assert stats["iqm"] == pytest.approx(4.5) and stats["seeds"] == 8
-    assert stats["mean"] == pytest.approx(np.mean(values))
-    assert stats["iqm_lo"] <= 4.5 <= stats["iqm_hi"]
+    assert stats["mean"] == pytest.approx(0.4625) and stats["seeds"] == 8
+    # s = 0.266927 (ddof 1), t_{7, 0.975} = 2.364624: half-width 2.364624 · 0.266927 / √8 = 0.223157
+    assert (stats["mean_lo"], stats["mean_hi"]) == pytest.approx((0.4625 - 0.223157, 0.4625 + 0.223157), abs=1e-5)
 
 
 def test_one_seed_has_no_interval_and_says_so():
     per_run = pd.DataFrame({"cfg.study": "s", "run_id": ["r0"], "g": "a", "win_rate": [0.4]})
     stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
-    assert stats["iqm"] == 0.4 and stats["seeds"] == 1
-    assert np.isnan(stats["iqm_lo"]) and np.isnan(stats["iqm_hi"]) and np.isnan(stats["std"])
-    assert metrics.interval_text(stats["iqm_lo"], stats["iqm_hi"]) == "no interval (1 seed)"
+    assert stats["mean"] == 0.4 and stats["seeds"] == 1
+    assert np.isnan(stats["mean_lo"]) and np.isnan(stats["mean_hi"]) and np.isnan(stats["std"])
+    assert metrics.interval_text(stats["mean_lo"], stats["mean_hi"]) == "no interval (1 seed)"
     assert metrics.seeds_text([1]) == "n = 1 seed" and metrics.seeds_text([2, 3]) == "n = 2-3 seeds"
 
 
 def test_three_seeds_have_the_student_t_interval_of_their_mean_not_a_bootstrap_one_standard_deviation_wide():
-    # 0.6, 0.7, 0.8: IQM = mean = 0.7, s = 0.1, half-width t_{2, 0.975} · 0.1 / √3 = 4.302653 · 0.057735 = 0.248414
+    # 0.6, 0.7, 0.8: mean = 0.7, s = 0.1, half-width t_{2, 0.975} · 0.1 / √3 = 4.302653 · 0.057735 = 0.248414
     per_run = pd.DataFrame({"cfg.study": "s", "run_id": ["r0", "r1", "r2"], "g": "a", "win_rate": [0.6, 0.7, 0.8]})
     stats = metrics.seed_stats(per_run, ["g"]).iloc[0]
-    assert (stats["iqm_lo"], stats["iqm_hi"]) == pytest.approx((0.7 - 0.248414, 0.7 + 0.248414), abs=1e-6)
+    assert (stats["mean_lo"], stats["mean_hi"]) == pytest.approx((0.7 - 0.248414, 0.7 + 0.248414), abs=1e-6)
     # against a dense of 0.8 on every seed, the ratio's interval is that interval over 0.8 (Fieller with v_b = 0)
     dense = pd.DataFrame({"cfg.study": "d", "run_id": ["d0", "d1", "d2"], "g": "a", "win_rate": [0.8] * 3})
     vs = metrics.mast.versus_dense(per_run, dense, ["g"], ["g"]).iloc[0]
@@ -205,7 +204,7 @@ def test_table1_holds_all_seven_methods_with_hand_computed_normalised_values(tmp
                                                      zip(["Tiny", "SS", "SET", "RigL", "RLx2"],
                                                          BASELINE_WINS.values(), strict=True)}}
     assert cells["normalised"].to_dict() == pytest.approx({k: round(v, 4) for k, v in expected.items()})
-    assert cells.loc["MAST", "iqm"] == pytest.approx(0.78) and cells.loc["SET", "seeds"] == 2  # the 0.9 SET dropped
+    assert cells.loc["MAST", "mean"] == pytest.approx(0.78) and cells.loc["SET", "seeds"] == 2  # the 0.9 SET dropped
     assert cells.loc["Dense", ["size_ratio", "train_flops_ratio", "inference_flops_ratio"]].tolist() == [1, 1, 1]
     assert cells.loc["Dense", "size"] == 1000 and cells.loc["MAST", "size"] == 300
     assert cells.loc["MAST", "train_flops_reduction"] == pytest.approx(4.0)
@@ -219,7 +218,7 @@ def test_table1_holds_all_seven_methods_with_hand_computed_normalised_values(tmp
     assert mast["win_rate_std"] == 0.0 and mast["normalised_mean"] == pytest.approx(0.975)
     assert mast["win rate"] == "0.780 ± 0.000"
     # the interval of method / dense and the probability of improvement, as Table 1 has them
-    assert mast["normalised IQM [95 % CI]"] == "0.975 [0.975, 0.975]" and mast["p_improvement"] == 0.0
+    assert mast["normalised [95 % CI]"] == "0.975 [0.975, 0.975]" and mast["p_improvement"] == 0.0
 
 
 def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
@@ -245,7 +244,7 @@ def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(t
     b = summary("mast_abl_b1b2", [({"cfg.mast.dual_buffer.batch_ratio": r}, [w]) for r, w in ((1, 0.2), (3, 0.5))])
     t9 = mast_table9.make([f"metrics={write(b, tmp_path / 'b.parquet')}"]).set_index("b1:b2")
     assert t9.loc[3, "default"] and not t9.loc[1, "default"]
-    assert t9.loc[3, "iqm"] == 0.5 and t9.loc[3, "seeds"] == 1 and t9.loc[3, "interval"] == "no interval (1 seed)"
+    assert t9.loc[3, "mean"] == 0.5 and t9.loc[3, "seeds"] == 1 and t9.loc[3, "interval"] == "no interval (1 seed)"
     g = summary("mast_abl_smm", [({"cfg.mellowmax.alpha": a, "cfg.mellowmax.omega": o}, [0.1 * a + 0.01 * o] * 2)
                                  for a in (1.0, 5.0) for o in (10.0, 20.0)])
     t8 = mast_table8.make([f"metrics={write(g, tmp_path / 'g.parquet')}"])
@@ -346,8 +345,8 @@ def test_table1_at_a_declared_sparsity_keeps_its_baselines_and_takes_mast_there_
     cells = table[table["map"] == "3m"].set_index("method")
     assert list(cells.index) == ["Dense", "Tiny", "SS", "SET", "RigL", "RLx2", "MAST"]
     assert (cells.loc[cells.index != "Dense", "sparsity"] == 0.9).all()
-    assert cells.loc["MAST", "iqm"] == pytest.approx(0.7) and cells.loc["MAST", "normalised"] == pytest.approx(0.875)
-    assert cells.loc["RigL", "iqm"] == pytest.approx(0.72) and cells.loc["RigL", "seeds"] == 2
+    assert cells.loc["MAST", "mean"] == pytest.approx(0.7) and cells.loc["MAST", "normalised"] == pytest.approx(0.875)
+    assert cells.loc["RigL", "mean"] == pytest.approx(0.72) and cells.loc["RigL", "seeds"] == 2
     # the selection says whether MAST is within 3 % there (0.875: no) and what the rule would choose (0.7)
     assert not cells["selection_admissible"].any() and (cells["selected_sparsity"] == 0.7).all()
     t5 = mast_table5.make(args).set_index(["map", "method"])

@@ -254,7 +254,7 @@ def test_seed_count_labels_of_seven_one_seed_bars_do_not_overlap():
 
     from effmarl.analysis.style import bars
 
-    stats = pd.DataFrame({"iqm": [0.0] * 7, "iqm_lo": [float("nan")] * 7, "iqm_hi": [float("nan")] * 7,
+    stats = pd.DataFrame({"mean": [0.0] * 7, "mean_lo": [float("nan")] * 7, "mean_hi": [float("nan")] * 7,
                           "seeds": [1] * 7})
     fig, ax = plt.subplots(figsize=(4.5, 3.4))
     bars(ax, stats, [f"m{i}" for i in range(7)])

@@ -26,10 +26,16 @@ def test_smoke_workflow_makes_every_paper1_output(smoke_workflow):
     assert len(claims) == N_CLAIMS and claims["ours"].notna().all()
     counters = pd.read_parquet(smoke_workflow["results"] / "paper1_micro" / "counters.parquet")
     assert {"cachegrind", "perf", "torch_profiler", "ncu"} <= set(counters.source)
+    profile = pd.read_parquet(smoke_workflow["results"] / "paper1_micro" / "loop_profile.parquet")
+    parts = profile[profile["measure"] == "env_step"]
+    assert set(parts["part"]) == {"reward", "physics", "observations", "rest"}
+    assert parts["value"].sum() == pytest.approx(1.0)  # the step's parts are its whole
+    assert profile.loc[profile["measure"] == "sampling_ms_per_round", "fill"].tolist() == [100, 300]
 
 
-# sampling N = 3, 12; end-to-end; reward N = 3, 12; update share N = 3, 48; D1 and LL misses at N = 3, 12; k
-N_CLAIMS = 12
+# sampling N = 3, 12 on each storage; end-to-end; reward N = 3, 12; update share N = 3, 48; D1 and LL misses at
+# N = 3, 12; k
+N_CLAIMS = 14
 
 
 def test_claims_table_without_inputs_says_not_measured():

@@ -83,6 +83,20 @@ def test_a_varied_held_axis_takes_the_catalogues_place_in_the_run_ids_whatever_t
     assert held["grid"] == {"seed": [0, 1]} and held["base"]["env"]["max_cycles"] == 25
 
 
+def test_a_profile_grid_given_as_a_list_is_the_union_of_its_parts_each_a_product_and_a_run_named_twice_is_one():
+    """More seeds where a claim is decided, fewer elsewhere: the union of (max_cycles 25 x seeds 0-2) and (50 x seed
+    0), in the order of the parts, with seed 0 at 25 named twice and kept once."""
+    profile = {"profile": "smoke", "results_dir": "R", "figures_dir": "F",
+               "studies": {"demo": {"grid": [{"env.max_cycles": [25], "seed": [0, 1, 2]},
+                                             {"env.max_cycles": [50, 25], "seed": [0]}]}}}
+    runs = expand_all(resolve_profile(profile, CATALOGUE))
+    assert list(runs["demo"]) == ["max_cycles-25_seed-0", "max_cycles-25_seed-1", "max_cycles-25_seed-2",
+                                  "max_cycles-50_seed-0"]
+    assert runs["demo"]["max_cycles-50_seed-0"]["env"]["max_cycles"] == 50
+    with pytest.raises(ConfigError, match=r"field 'studies.demo.grid\[1\].env.scenario': demo does not vary"):
+        resolve_studies({"demo": {"grid": [{"seed": [0]}, {"env.scenario": ["x"]}]}}, CATALOGUE)
+
+
 @pytest.mark.parametrize(("selected", "expected"), [
     ({"demp": {}}, "profile: field 'studies.demp': no such study in configs/studies.yaml; declared: demo, other"),
     ({"demo": {"grid": {"env.scenario": ["simple_tag"]}}},

@@ -1,5 +1,6 @@
 """Fault test of the QMIX family under the run harness: a short MAST-QMIX run SIGTERMed during a checkpoint, then
-SIGKILLed inside a checkpoint's payload, inside its manifest and inside a final output (`EFFMARL_FAULT_AT`, see
+SIGKILLed inside a checkpoint's payload, inside its manifest and inside a final output, then out of disk space at its
+final torch files (`EFFMARL_FAULT_AT`, see
 test_harness_fault.py: each fault lands at a named write however slow the machine), resumed each time by the same
 command, ends equal to an uninterrupted run (metrics bar wall time, the final model, the masks), with no temporary
 file left."""
@@ -18,8 +19,10 @@ CONFIG = {"study": "fault", "algo": "qmix", "seed": 5, "env": {"backend": "smax"
                    "checkpoint_every": 50, "target_update_interval": 4, "shared_params": False}}
 # Each attempt resumes from the last commit and counts its own writes (payload state-*.pt, then checkpoint.json).
 # SIGTERM during the 2nd commit: the round ends, the seed has saved, exit 143. A seed that spends its budget
-# finishes without a checkpoint, so the kill in model.pt resumes from the last periodic one and replays the rest.
-FAULTS = ["checkpoint.json:2:SIGTERM", "state-*.pt:2", "checkpoint.json:3", "model.pt:1"]
+# finishes without a checkpoint, so the kill in model.pt resumes from the last periodic one and replays the rest;
+# so do the full disks at its final torch files (torch's own writer fails), which must leave nothing partial.
+FAULTS = ["checkpoint.json:2:SIGTERM", "state-*.pt:2", "checkpoint.json:3", "model.pt:1", "masks.pt:1:ENOSPC",
+          "model.pt:1:ENOSPC"]
 
 
 @pytest.mark.slow
@@ -32,7 +35,11 @@ def test_killed_and_sigtermed_mast_run_resumes_to_the_uninterrupted_one(tmp_path
 
     committed = [0]
     for fault in FAULTS:
+        name = fault.split(":")[0]
+        before = {p.name: p.read_bytes() for p in faulted.glob(name)}
         _, err = hit(config, faulted, fault)
+        if fault.endswith("ENOSPC"):  # the file the full disk stopped is as it was: absent, or the good one
+            assert {p.name: p.read_bytes() for p in faulted.glob(name)} == before, fault
         committed.append(progress(faulted))
         assert not (faulted / "provenance.json").exists()  # nothing half-written passes for a finished run
         if fault.endswith("SIGTERM"):

@@ -14,12 +14,13 @@ import re
 import pytest
 from conftest import ROOT, run_cli
 
-# paper1: the end-to-end time and the phase breakdown; paper1_scale: the phase shares vs N. paper1_ksweep (its time
-# ranking of k comes from the sampling benchmark; its runs give returns), paper1_reward (returns), skeleton (returns)
-# and the QMIX studies (win rates) are not timings.
-TIMING_STUDIES = {"paper1", "paper1_scale"}
-# the interleaved sampling benchmark (also the k sweep's time ranking), `effmarl bench paper1`
-TIMING_RULES = {"paper1_sampling_bench", "bench_paper1"}
+# paper1 and paper1_e2e: the sampling phase inside training, the end-to-end time and the phase breakdown; paper1_scale:
+# the phase shares vs N. paper1_ksweep (its time ranking of k comes from the sampling benchmark; its runs give
+# returns), paper1_reward (returns), skeleton (returns) and the QMIX studies (win rates) are not timings.
+TIMING_STUDIES = {"paper1", "paper1_e2e", "paper1_scale"}
+# the interleaved sampling benchmark (also the k sweep's time ranking), the loop profile (the update share's verdict),
+# `effmarl bench paper1`
+TIMING_RULES = {"paper1_sampling_bench", "paper1_loop_profile", "bench_paper1"}
 TRAIN_RULES = ("train_", "pairs_")  # a run's own job, or an interleaved neighbor/uniform pair's (paper1)
 
 
@@ -98,17 +99,20 @@ def test_on_slurm_a_timing_job_and_only_a_timing_job_asks_for_the_node_exclusive
 
 
 def test_the_end_to_end_study_trains_each_neighbor_uniform_pair_interleaved_in_one_timing_job(tmp_path):
-    """paper1 (`interleave: true`): one job per pair, both runs' directories its outputs, `--interleave` in its command;
-    every paper1 run is trained by such a job, and none by a one-run rule."""
+    """paper1 and paper1_e2e (`interleave: true`): one job per pair, both runs' directories its outputs, `--interleave`
+    in its command; every run of theirs is trained by such a job, and none by a one-run rule."""
     jobs = _dry_run(tmp_path, "--cores", "16")
     pairs = [job for job in jobs if job["rule"].startswith("pairs_paper1_")]
-    runs = [set(re.findall(r"results/default/paper1/([^/\s,]+)/provenance\.json", job["output"])) for job in pairs]
+    runs = [set(re.findall(r"results/default/paper1(?:_e2e)?/([^/\s,]+)/provenance\.json", job["output"]))
+            for job in pairs]
     assert pairs and all(len(r) == 2 for r in runs)
     for r in runs:
         uniform, neighbor = sorted(r, key=lambda rid: "sampler-neighbor" in rid)
         assert "sampler-uniform" in uniform and neighbor == uniform.replace("sampler-uniform", "sampler-neighbor")
     assert all(" --interleave " in job["shell"] and job["threads"] == 16 for job in pairs)
-    assert not [job for job in jobs if job["rule"].startswith("train_") and "/paper1/" in job["output"]]
+    assert {job["rule"].rsplit("_", 1)[0] for job in pairs} == {"pairs_paper1", "pairs_paper1_e2e"}
+    assert not [job for job in jobs
+                if job["rule"].startswith("train_") and re.search(r"/paper1(_e2e)?/", job["output"])]
 
 
 def test_max_threads_below_cores_is_refused_before_any_job_since_a_timing_job_could_not_reserve_every_core(tmp_path):

@@ -30,7 +30,7 @@ from effmarl.components import mast_components, switch_field
 
 NAMES = {"mast": "MAST", "static": "SS", "set": "SET", "rigl": "RigL", "dense": "Dense", "tiny": "Tiny",
          "rlx2": "RLx2"}
-COMPONENTS = {"mellowmax": "Soft Mellowmax", "td_lambda": "hybrid TD(λ)", "dual_buffer": "dual buffer"}
+COMPONENTS = {"soft_mellowmax": "Soft Mellowmax", "td_lambda": "hybrid TD(λ)", "dual_buffer": "dual buffer"}
 FINAL = 0.9  # the value statistics' window: env steps from 90 % of the budget on
 TOLERANCE = 0.97
 
@@ -53,7 +53,7 @@ def one_run(run: Path) -> dict:
     # schedules.operator_scale applied the config's as given)
     scale = float(frame["operator_scale"].iloc[0]) if "operator_scale" in frame else 1.0
     sm = (scale * float(cfg["cfg.mellowmax.alpha"]), scale * float(cfg["cfg.mellowmax.omega"]))
-    row["sm"] = f"α {sm[0]:g}, ω {sm[1]:g} applied" if on["mellowmax"] else ""
+    row["sm"] = f"α {sm[0]:g}, ω {sm[1]:g} applied" if on["soft_mellowmax"] else ""
     return row
 
 

@@ -4,10 +4,11 @@
     CheckpointStore(dir)   checkpoint/checkpoint.json (format version, payload name, sha256, progress, resume key,
                            the commit that wrote it, its own checksum) + checkpoint/state-<seq>.pt (torch.save);
                            `save` writes the payload atomically under a new name, then the manifest atomically —
-                           its rename is the commit — then removes the previous payload; `check` / `load` refuse
-                           (CheckpointError, one line naming the file and how to start afresh) a checkpoint whose
-                           manifest, checksum, format, configuration or progress do not check out, and read the
-                           payload as data only (safeload.load_torch)
+                           its rename is the commit — then removes the previous payload (a commit that fails, a
+                           full disk say, removes the new payload: the previous checkpoint stays as it was);
+                           `check` / `load` refuse (CheckpointError, one line naming the file and how to start
+                           afresh) a checkpoint whose manifest, checksum, format, configuration or progress do not
+                           check out, and read the payload as data only (safeload.load_torch)
     remove_strays(dir)     temporary files of killed atomic writes
 The run harness (harness.py) drives it for every training stack.
 """
@@ -192,7 +193,11 @@ class CheckpointStore:
                     "sha256": digest["sha256"], "bytes": payload.stat().st_size, "progress": int(progress),
                     "unit": unit, "resume_key": key, "git_commit": written_by()}
         manifest["manifest_sha256"] = _manifest_digest(manifest)
-        io.write_json(self.manifest_path, manifest)  # the commit
+        try:
+            io.write_json(self.manifest_path, manifest)  # the commit
+        except OSError:  # a failed commit (a full disk): the new payload goes, the previous checkpoint stays
+            payload.unlink(missing_ok=True)
+            raise
         if previous and previous["file"] != payload.name:
             (self.dir / previous["file"]).unlink(missing_ok=True)
         return payload

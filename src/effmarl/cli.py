@@ -355,13 +355,12 @@ def _one_line(exc: BaseException) -> str:
     """An unexpected error as one line: an OSError names its file; anything else its type and message."""
     if isinstance(exc, OSError) and exc.errno is not None:
         where = f"{exc.filename}: " if exc.filename else ""
-        if exc.errno == errno.ENOSPC:
-            return f"{where}no space left on device (the disk is full); free space and run the command again"
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):  # effmarl.io names the file whatever the writer said
+            full = "no space left on device (the disk is full)" if exc.errno == errno.ENOSPC else \
+                "disk quota exceeded"
+            return f"{where}{full}; free space and run the command again"
         return f"{where}{exc.strerror or exc}"
-    text = " ".join(str(exc).split())
-    if "PytorchStreamWriter failed" in text or "No space left" in text:
-        return f"writing failed, is the disk full? ({text[:200]})"
-    return f"{type(exc).__name__}: {text[:300]}"
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -30,7 +30,8 @@ What the harness gives back (`Run(cfg, rundir, budget_field=..., budget=..., uni
   - the progress display, one for both stacks (`progress`, a tqdm bar of units done / total on stderr, labelled
     by `progress_label`): a run on its own shows it with `run.show_progress(unit)` and each safe point moves it
     to the progress count `checkpoint_due` is given; S seeds in lockstep keep one bar over their summed budgets;
-  - on start, stray temporary files of writes killed earlier (and payloads no manifest names) are removed;
+  - on start, stray temporary files of writes killed earlier (and payloads no manifest names) are removed: the
+    caller holds the run directory's lock (`runs.locked`; `effmarl train` takes it), so none is another writer's;
   - `guard_finite(phase, step, tree)` / `check_value(phase, step, name, value)`: a NaN/Inf in parameters,
     a loss or a gradient norm raises `Diverged` naming phase, step and value; the last good checkpoint is
     kept because nothing is saved after it;

@@ -137,28 +137,17 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
                              f"got {type(scale['base']).__name__}")
                 continue
             study["base"] = _merged(declared.get("base", {}), scale["base"])
-        grid = dict(declared.get("grid") or {})
         over = scale.get("grid") or {}
-        if not isinstance(over, dict):
-            lines.append(f"field '{where}.grid': must be a mapping of declared axes to lists of values")
+        if isinstance(over, list) and over and all(isinstance(part, dict) for part in over):
+            # a union of grids: each part a product of its own, e.g. more seeds for the methods a claim compares
+            study["grid"] = [_scaled_grid(name, declared, part, f"{where}.grid[{i}]", lines)
+                             for i, part in enumerate(over)]
+        elif isinstance(over, dict):
+            study["grid"] = _scaled_grid(name, declared, over, f"{where}.grid", lines)
+        else:
+            lines.append(f"field '{where}.grid': must be a mapping of declared axes to lists of values, or a list of "
+                         "such mappings (their runs together)")
             continue
-        for axis, values in over.items():
-            if axis not in grid:
-                lines.append(f"field '{where}.grid.{axis}': {name} does not vary {axis!r}; its axes: "
-                             f"{', '.join(grid) or 'none'} (a new axis is declared in {CATALOGUE})")
-            elif isinstance(grid[axis], dict) and values is not None:
-                unknown = [v for v in values if v not in grid[axis]] if isinstance(values, list) else [values]
-                if unknown or not values:
-                    lines.append(f"field '{where}.grid.{axis}': a list of the declared names "
-                                 f"({', '.join(grid[axis])}), or null; got {values!r}")
-                else:  # the named settings selected, in the catalogue's order
-                    grid[axis] = {n: settings for n, settings in grid[axis].items() if n in values}
-            elif values is not None and not isinstance(values, list):
-                lines.append(f"field '{where}.grid.{axis}': must be a list of values, or null to hold it at the base's "
-                             f"value, got {values!r}")
-            else:
-                grid[axis] = values
-        study["grid"] = {axis: copy.deepcopy(values) for axis, values in grid.items() if values is not None}
         study.update({key: scale[key] for key in ("runs_per_process", "seeds_per_process") if key in scale})
         if "sparsity_from" in scale:
             study.pop("sparsity_from", None)
@@ -170,10 +159,33 @@ def resolve_studies(selected: Any, catalogue: dict[str, dict] | None = None, sou
     return studies
 
 
-# The workflow rules whose outputs are times besides the timing studies' runs: the interleaved sampling benchmark and
-# `effmarl bench paper1`. With timing_studies, the one list of what runs alone (workflow/rules/common.smk schedules
-# it so; analysis/envelope.py prices it so).
-TIMING_RULES = ("paper1_sampling_bench", "bench_paper1")
+def _scaled_grid(name: str, declared: dict, over: dict, where: str, lines: list[str]) -> dict:
+    """The catalogue's grid of study `name` with a profile's values `over` ({axis: values}) in place of the declared
+    ones (resolve_studies), appending one line per bad axis to `lines`; null holds an axis at the base's value."""
+    grid = dict(declared.get("grid") or {})
+    for axis, values in over.items():
+        if axis not in grid:
+            lines.append(f"field '{where}.{axis}': {name} does not vary {axis!r}; its axes: "
+                         f"{', '.join(grid) or 'none'} (a new axis is declared in {CATALOGUE})")
+        elif isinstance(grid[axis], dict) and values is not None:
+            unknown = [v for v in values if v not in grid[axis]] if isinstance(values, list) else [values]
+            if unknown or not values:
+                lines.append(f"field '{where}.{axis}': a list of the declared names "
+                             f"({', '.join(grid[axis])}), or null; got {values!r}")
+            else:  # the named settings selected, in the catalogue's order
+                grid[axis] = {n: settings for n, settings in grid[axis].items() if n in values}
+        elif values is not None and not isinstance(values, list):
+            lines.append(f"field '{where}.{axis}': must be a list of values, or null to hold it at the base's "
+                         f"value, got {values!r}")
+        else:
+            grid[axis] = values
+    return {axis: copy.deepcopy(values) for axis, values in grid.items() if values is not None}
+
+
+# The workflow rules whose outputs are times besides the timing studies' runs: the interleaved sampling benchmark, the
+# loop profile (paper 1's update-share verdict) and `effmarl bench paper1`. With timing_studies, the one list of what
+# runs alone (workflow/rules/common.smk schedules it so; analysis/envelope.py prices it so).
+TIMING_RULES = ("paper1_sampling_bench", "paper1_loop_profile", "bench_paper1")
 
 
 def timing_studies(workflow_cfg: dict) -> list[str]:
@@ -242,10 +254,13 @@ def run_id(point: dict[str, Any]) -> str:
 def expand_study(name: str, study: dict, profile: str, prepare=None) -> dict[str, dict]:
     """All runs of one study as {run_id: validated run config}, in grid order; `prepare(cfg, run_id)`, if given,
     completes each raw config before it is validated. A named-settings axis ({name: {field: value}}) contributes
-    its names to the run ids (without-td-lambda_seed-0) and their fields to the runs."""
-    grid = study.get("grid", {})
+    its names to the run ids (without-td-lambda_seed-0) and their fields to the runs. A list of grids (a profile's
+    union) gives the runs of each in turn, a run two of them name once."""
+    grids = study.get("grid", {})
     runs: dict[str, dict] = {}
-    for values in itertools.product(*(axis_points(axis, v) for axis, v in grid.items())):
+    points = ((grid, values) for grid in (grids if isinstance(grids, list) else [grids])
+              for values in itertools.product(*(axis_points(axis, v) for axis, v in grid.items())))
+    for grid, values in points:
         point = {axis: ident for axis, (ident, _) in zip(grid, values, strict=True)}
         cfg = copy.deepcopy(study["base"])
         cfg["study"], cfg["profile"] = name, profile

@@ -6,6 +6,11 @@ the SMAX env functions and the jitted episode programs are built once. Every run
 provenance; a run already finished with the same configuration is skipped, so the same command resumes what a
 failure or a stop left unfinished.
 
+One writer per run directory: every entry point here holds the lock of each run directory it writes
+(`runs.locked`), taken once the cheap checks have passed and before any compute, until its provenance.json is
+written; `train_many` takes all of its directories' locks before its first group, so a command of which one
+directory is another process's is refused whole (`RunDirBusy`) and writes nothing.
+
 Interleaved pairs (`train_many(..., interleave=True)`, `effmarl train --interleave`): paper 1's end-to-end timing.
 Runs equal but for the sampler (`replay.sampler` uniform vs neighbor, and `replay.neighbor_k`, which only the
 neighbor sampler reads) form a pair; a pair trains in one process, one episode round of each in turn
@@ -26,13 +31,13 @@ from effmarl import harness
 from effmarl.algos import ALGORITHMS
 from effmarl.config import ConfigError
 from effmarl.harness import Interrupted
-from effmarl.runs import RunDir
+from effmarl.runs import RunDir, locked
 from effmarl.studies import sampler_pairs, seed_groups
 from effmarl.variants import QMIX_VARIANTS
 
 
 def train(cfg: dict, out_dir: str) -> RunDir:
-    """Run the validated run config `cfg`; outputs land in out_dir, provenance.json last.
+    """Run the validated run config `cfg`; outputs land in out_dir, provenance.json last, under out_dir's lock.
 
     The cross-field checks ran once, in config.validate (which `effmarl train`, the workflow and every config builder
     go through); training trusts the config. What validation cannot see (the device, files a ticket reads, the map's
@@ -42,11 +47,12 @@ def train(cfg: dict, out_dir: str) -> RunDir:
     module = importlib.import_module(ALGORITHMS[cfg["algo"]])
     if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
         module.preflight(cfg)
-    torch.set_num_threads(cfg["threads"])
-    harness.seed_everything(cfg["seed"])
-    rundir = RunDir(out_dir, cfg)
-    module.run(cfg, rundir)
-    rundir.finish()
+    with locked([out_dir]):
+        torch.set_num_threads(cfg["threads"])
+        harness.seed_everything(cfg["seed"])
+        rundir = RunDir(out_dir, cfg)
+        module.run(cfg, rundir)
+        rundir.finish()
     return rundir
 
 
@@ -77,12 +83,13 @@ def _train_together(cfgs: list[dict], out_dirs: list[str], run) -> list[RunDir]:
     """Several runs in this process: their run directories made, `run(cfgs, rundirs)` trains them (returning which
     finished), and each finished run writes provenance.json last."""
     harness.resolve_device(cfgs[0]["device"])
-    torch.set_num_threads(cfgs[0]["threads"])
-    rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
-    finished = run(cfgs, rundirs)
-    for rundir, done in zip(rundirs, finished, strict=True):
-        if done:
-            rundir.finish()
+    with locked(out_dirs):
+        torch.set_num_threads(cfgs[0]["threads"])
+        rundirs = [RunDir(out, cfg) for cfg, out in zip(cfgs, out_dirs, strict=True)]
+        finished = run(cfgs, rundirs)
+        for rundir, done in zip(rundirs, finished, strict=True):
+            if done:
+                rundir.finish()
     return rundirs
 
 
@@ -126,6 +133,12 @@ def train_many(cfgs: list[dict], out_dirs: list[str], interleave: bool = False) 
         for cfg in members:
             if hasattr(module, "preflight"):  # checks that read files (e.g. a ticket's source run)
                 module.preflight(cfg)
+    with locked(out_dirs):
+        return _train_groups(cfgs, out_dirs, groups, interleave)
+
+
+def _train_groups(cfgs: list[dict], out_dirs: list[str], groups: list[list[int]], interleave: bool) -> list:
+    """`train_many`'s groups, one after another, under its locks."""
     out: list[RunDir | Path | None] = [None] * len(cfgs)
     failure = None
     for group in groups:

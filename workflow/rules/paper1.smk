@@ -45,3 +45,27 @@ rule paper1_counters:
     threads: 2  # cachegrind's driver processes side by side (each counted on its own): the longest paper-1 step
     shell:
         "effmarl counters {params.args} --jobs {threads} --profile {params.profile} --out {params.stem} > {log} 2>&1"
+
+
+rule paper1_loop_profile:
+    """What the rest of the training loop costs at large N (the environment step's parts, the sampling round at two
+    buffer fills): the measurement behind the claims' update-share verdict (effmarl.profiling.loop_profile)."""
+    output:
+        f"{P1_MICRO}/loop_profile.parquet",
+        f"{P1_MICRO}/loop_profile.md",
+        f"{P1_MICRO}/loop_profile.provenance.json",
+    params:
+        args=cli_options(config["paper1_micro"]["loop_profile"]),
+        stem=output_stem,
+        profile=config.get("profile", "adhoc"),
+        threads=MEASURED_THREADS,
+    log:
+        f"{P1_MICRO}/logs/loop_profile.log",
+    benchmark:
+        f"{P1_MICRO}/benchmarks/loop_profile.tsv"
+    threads: job_threads(timing_job("paper1_loop_profile"))  # a timing job (common.smk): alone
+    resources:
+        **slurm_options(timing_job("paper1_loop_profile")),
+    shell:
+        thread_env("{params.threads}") + "python -m effmarl.profiling.loop_profile {params.args} "
+        "--threads {params.threads} --profile {params.profile} --out {params.stem} > {log} 2>&1"

@@ -20,10 +20,11 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   the measured table (`effmarl.step_costs`: MADDPG on the reference storage at N = 3, 12, 24, 48, MASAC and the
   contiguous storage by their measured ratio to it at N = 3 and 12, a round by its batch / 1024; the random policy
   as a step of MADDPG's on the contiguous storage).
-- **Fixed jobs** at the default profile's options: the cachegrind counters 660 s on 2 cores (configs/default.yaml:
-  "~11 min on 2 cores"; the published run's 1 596 s shared its cores with a training job), `bench qmix` 193 s
-  (measured 2026-12-03, one thread, quiet), and the sampling benchmark and `bench paper1` as the published run took
-  them (`<published>/costs.csv`); `bench sparse` 30 s (not measured: its smoke-size job takes 9 s).
+- **Fixed jobs** at the default profile's options: the cachegrind counters 358 s on 2 cores (716 CPU-s measured
+  2026-12-06 at fill 20 000 with the cheaper fill, beside other jobs), the loop profile 61 s (60.5 CPU-s, the same
+  day), `bench qmix` 193 s (measured 2026-12-03, one thread, quiet), and the sampling benchmark and `bench paper1` as
+  the published run took them (`<published>/costs.csv`); `bench sparse` 30 s (not measured: its smoke-size job takes
+  9 s). Paper 1's part alone (`paper1_jobs`: what `snakemake paper1_part` runs) is scheduled on its own too.
 - **Figures, tables, study tables (aggregate), the figure index**: the published run's mean job seconds per kind
   (`<published>/costs.csv`, `mast/costs.csv`), counted from a dry run's job list
   (`snakemake -n --quiet rules --configfile PROFILE > FILE`, `--dry-run FILE`); without it they are left out.
@@ -56,10 +57,13 @@ PUBLISHED_QMIX_STEPS = 250_000        # the published Table-1 runs' budget (docs
 PUBLISHED_QMIX_EVALS = (314, 32)      # their evaluations x episodes (every 800 steps, 32 episodes)
 MPE_START_S = 5.0
 # fixed jobs: rule -> (seconds, cores, source); None = read from the published costs.csv under that kind
-FIXED = {"paper1_counters": (660.0, 2, "configs/default.yaml: ~11 min on 2 cores (published, contended: 1 596 s)"),
+FIXED = {"paper1_counters": (358.0, 2, "measured 2026-12-06 at the default's options (fill 20 000, 5 layouts): 716 "
+                               "CPU-s on 2 driver processes, beside other jobs (configs/default.yaml)"),
          "bench_qmix": (193.0, 1, "measured 2026-12-03: effmarl bench qmix at the default options, 1 thread"),
          "bench_sparse": (30.0, 1, "not measured (smoke size: 9 s)"),
          "paper1_sampling_bench": ("paper 1 micro: sampling_bench", 1, "published/default/costs.csv"),
+         "paper1_loop_profile": (61.0, 1, "measured 2026-12-06: 60.5 CPU-s (N = 48, 100 steps, fills 2 000 and "
+                                 "30 000, 3 rounds; beside other jobs, so process CPU time)"),
          "bench_paper1": ("benchmark: bench_paper1", 1, "published/default/costs.csv")}
 ANALYSIS_KINDS = {"figure": "figures", "table": "tables", "aggregate": "study tables (aggregate)",
                   "figure_index": "figure index"}
@@ -321,6 +325,29 @@ def graham_bound(jobs: list[Job], cores: int) -> float:
     return bound + sum(j.seconds / j.cores for j in alone)
 
 
+# ---- paper 1's part ------------------------------------------------------------------------------------------------
+
+# The rules of `snakemake paper1_part` besides the skeleton and paper1* studies' training and their figures and tables.
+PAPER1_RULES = ("paper1_counters", "paper1_sampling_bench", "paper1_loop_profile", "bench_paper1")
+
+
+def paper1_jobs(jobs: list[Job]) -> list[Job]:
+    """Paper 1's part of `jobs` (the Snakefile's paper1_part: workflow/rules/common.smk, paper_targets): training of
+    the skeleton and paper1* studies, PAPER1_RULES, and the figure and table jobs whose rule names a paper-1 group
+    (the per-study aggregates, seconds each, are not told apart and are left out); dependencies outside it dropped."""
+    def mine(job: Job) -> bool:
+        study = job.kind.removeprefix("training: ")
+        if study != job.kind:
+            return study == "skeleton" or study.startswith("paper1")
+        rule = job.name.split("#")[0]
+        return rule in PAPER1_RULES or (analysis_kind(rule) in ("figure", "table")
+                                        and ("_paper1" in rule or "_skeleton" in rule))
+
+    part = [j for j in jobs if mine(j)]
+    names = {j.name for j in part}
+    return [Job(j.name, j.kind, j.seconds, j.cores, j.runs, j.deps & names, j.alone) for j in part]
+
+
 # ---- the table ----------------------------------------------------------------------------------------------------
 
 # The workflow's training rules (workflow/rules/runs.smk, lockstep.smk; group names from studies.process_groups): one
@@ -358,6 +385,7 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                "makespan_s": {c: makespan(jobs, c) for c in cores}, "bound_s": {c: graham_bound(jobs, c)
                                                                             for c in cores},
                "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
+               "paper1_makespan_s": {c: makespan(paper1_jobs(jobs), c) for c in cores},
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
                "dry_run_training_jobs": None if counts is None else dry_run_training_jobs(counts),
                "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(prices).items()}}
@@ -376,6 +404,9 @@ def write(profile: str, published: str, dry_run: str | None, cores: list[int], o
     for c in cores:
         lines.append(f"- {c} cores: makespan {s['makespan_s'][c] / 60:.0f} min (longest remaining path first); any "
                      f"greedy order within {s['bound_s'][c] / 60:.0f} min (Graham's bound).")
+    lines.append("- Paper 1's part alone (`snakemake paper1_part`: the skeleton and paper1* studies, the "
+                 "micro-measurements, bench paper1 and their figures and tables): " + ", ".join(
+                     f"{s['paper1_makespan_s'][c] / 60:.0f} min on {c} cores" for c in cores) + ".")
     lines.append(f"- Timing jobs, each alone on the machine whatever its cores (studies.TIMING_RULES and the timing "
                  f"studies' runs): {s['alone_s'] / 60:.0f} min in series, in every makespan above.")
     per_step = ", ".join(f"{k} {v:.3f} ms" for k, v in s["per_step_ms"].items())

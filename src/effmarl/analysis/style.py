@@ -119,10 +119,10 @@ def note(ax, text: str) -> None:
     ax.text(0.5, 0.5, text, ha="center", va="center", transform=ax.transAxes, fontsize=9, color="0.3", wrap=True)
 
 
-def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "iqm", lo: str = "iqm_lo",
-         hi: str = "iqm_hi") -> None:
-    """Bars of `value` (IQM) with its interval [`lo`, `hi`] as error bars where there is one, and each bar's seed
-    count written above it ('n=1: no interval' where one seed)."""
+def bars(ax, stats: pd.DataFrame, labels: list[str], colors=None, value: str = "mean", lo: str = "mean_lo",
+         hi: str = "mean_hi") -> None:
+    """Bars of `value` (the mean over seeds) with its interval [`lo`, `hi`] as error bars where there is one, and each
+    bar's seed count written above it ('n=1: no interval' where one seed)."""
     x = np.arange(len(stats))
     heights = stats[value].to_numpy(dtype=float)
     ax.bar(x, np.nan_to_num(heights), color=colors, edgecolor="0.2", linewidth=0.5)

@@ -251,17 +251,19 @@ def run(args) -> pd.DataFrame:
     import torch
 
     from effmarl import io, provenance
+    from effmarl.profiling.machine_load import MachineLoad
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     parts = args.only or ["acting", "training", "mask_work"]
-    with tempfile.TemporaryDirectory(prefix="effmarl-bench-qmix-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="effmarl-bench-qmix-") as tmp, MachineLoad() as load:
         rows = [row for part in parts for row in {"acting": acting, "training": training,
                                                    "mask_work": mask_work, "update": update}[part](args,
                                                                                                   Path(tmp))]
     table = pd.DataFrame(rows)
     rec = provenance.record(extra={"benchmark": "bench_qmix", "kind": "benchmark", "name": "bench qmix",
-                                   "caption": CAPTION, "args": {k: v for k, v in vars(args).items() if k != "func"}})
+                                   "caption": CAPTION, "machine_load": load.record(),
+                                   "args": {k: v for k, v in vars(args).items() if k != "func"}})
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     hw = rec["hardware"]
@@ -271,7 +273,7 @@ def run(args) -> pd.DataFrame:
               f"{rec['git']['commit']}; command: `effmarl bench qmix "
               f"--map {args.map} --envs {args.envs} --seeds {args.seeds} --rounds {args.rounds} --repeats "
               f"{args.repeats} --device {args.device} --threads {args.threads}"
-              f"{''.join(f' --only {p}' for p in args.only or [])} --out {args.out}`\n")
+              f"{''.join(f' --only {p}' for p in args.only or [])} --out {args.out}`; {load.text}\n")
     io.write_text(out.with_suffix(".csv"), table.to_csv(index=False))
     io.write_text(out.with_suffix(".md"), header + "\n" + table.to_markdown(index=False, floatfmt=".3g") + "\n")
     io.write_json(out.with_suffix(".provenance.json"), rec)

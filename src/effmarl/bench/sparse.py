@@ -235,6 +235,7 @@ def run(args):
 
     from effmarl import io, provenance
     from effmarl.config import ConfigError
+    from effmarl.profiling.machine_load import MachineLoad
 
     problems = [f"--{name} must be positive, got {value}" for name, value in
                 (("repeats", args.repeats), ("threads", args.threads), ("budget-s", args.budget_s),
@@ -250,10 +251,11 @@ def run(args):
         variants, info = variants_of_run(Path(args.run))
     else:
         variants, info = variants_of_size(args.obs, args.hidden, args.actions, args.sparsity, args.seed)
-    table = pd.DataFrame(measure(variants, info, args.rows, args.repeats, args.budget_s))
+    with MachineLoad() as load:
+        table = pd.DataFrame(measure(variants, info, args.rows, args.repeats, args.budget_s))
     rec = provenance.record(inputs=[str(Path(args.run) / f) for f in ("model.pt", "masks.pt")] if args.run else None,
                             extra={"benchmark": "bench_sparse", "kind": "benchmark", "name": "bench sparse",
-                                   "caption": CAPTION,
+                                   "caption": CAPTION, "machine_load": load.record(),
                                    "args": {k: v for k, v in vars(args).items() if k != "func"}})
     out = Path(args.out)
     source = f"--run {args.run}" if args.run else (f"--obs {args.obs} --hidden {args.hidden} --actions "
@@ -262,7 +264,7 @@ def run(args):
         "# Sparse agent-network inference on the CPU", "",
         f"Command: `effmarl bench sparse {source} --rows {' '.join(map(str, args.rows))} --threads {args.threads} "
         f"--repeats {args.repeats} --out {args.out}` (profile {args.profile}); {rec['hardware']['cpu_model']}, "
-        f"torch {torch.__version__}, commit {rec['git']['commit']}", "",
+        f"torch {torch.__version__}, commit {rec['git']['commit']}; {load.text}", "",
         f"Networks: {info['source']}: fc({info['obs']}->{info['hidden']}) -> GRUCell({info['hidden']}) -> "
         f"fc({info['hidden']}->{info['actions']}); densities: {info['densities']}",
         f"Theoretical forward FLOPs sparse/dense: {info['flops_ratio']:.3f} (a {1 / info['flops_ratio']:.1f}x "

@@ -88,14 +88,21 @@ def _torch_standin() -> types.ModuleType:
 
 
 def fill_storage(storage, obs_dims: list[int], n_actions: list[int], fill: int, seed: int) -> None:
-    """`fill` deterministic transitions, each with freshly allocated arrays (as a training loop stores them)."""
+    """`fill` deterministic transitions, each stored with freshly allocated arrays (as a training loop stores them):
+    every value is drawn first, in one array per field and agent, and transition j stores copies of row j. Under
+    cachegrind the fill is simulated too (both driver processes of a difference pay it) and costs most of a driver:
+    one copy per stored array instead of a draw, a cast and an index made the fill about 2.4x cheaper (0.32 s ->
+    0.13 s natively at N = 12 and 5 000 transitions), which is what lets the counters run at a fill whose buffers
+    cannot fit in the simulated last level."""
     rng = np.random.default_rng(seed)
     n = len(obs_dims)
-    for _ in range(fill):
-        obs = [rng.standard_normal(d).astype(np.float32) for d in obs_dims]
-        nxt = [rng.standard_normal(d).astype(np.float32) for d in obs_dims]
-        act = [np.eye(a, dtype=np.float32)[rng.integers(a)] for a in n_actions]
-        storage.add(obs, act, rng.standard_normal(n).astype(np.float32), nxt, np.zeros(n, np.float32))
+    obs = [rng.standard_normal((fill, d), dtype=np.float32) for d in obs_dims]
+    nxt = [rng.standard_normal((fill, d), dtype=np.float32) for d in obs_dims]
+    act = [np.eye(a, dtype=np.float32)[rng.integers(a, size=fill)] for a in n_actions]
+    rew, done = rng.standard_normal((fill, n), dtype=np.float32), np.zeros((fill, n), np.float32)
+    for j in range(fill):
+        storage.add([o[j].copy() for o in obs], [a[j].copy() for a in act], rew[j].copy(),
+                    [o[j].copy() for o in nxt], done[j].copy())
 
 
 def numpy_gather(storage, indices: np.ndarray):

@@ -145,7 +145,7 @@ def run(args):
     torch.set_num_threads(args.threads)
     headline = headline_window(args)
     raw = pd.concat([measure(n, args) for n in args.agents], ignore_index=True)
-    table = summarise(raw)
+    table = summarise(raw).assign(fill=args.fill)  # the buffers' fill, which the claims quote beside the median
     for frame in (raw, table):  # what the benchmark's readers quote: uniform beside the headline runs' window
         frame["headline"] = frame["sampler"].isin(["uniform", f"neighbor_k{headline}"])
     rec = provenance.record(extra={"benchmark": "sampling_phase", "args": vars(args)})

@@ -16,7 +16,7 @@ from effmarl.config import ConfigError
 METHOD = "cfg.sparse.method"
 CAPTION = ("Paper 2, Figures 13 (QMIX), 14 (OW-QMIX) and 15 (RES-QMIX), the algorithm named in each panel's title: "
            "test win rate against environment steps on SMAX maps (not SMAC), every method at the map's Table 1 "
-           "sparsity (the one its baselines ran at: declared 90 % in the default profile, the highest MAST sparsity "
+           "sparsity (the one its baselines ran at: declared 99 % in the default profile, the highest MAST sparsity "
            "within 3 % of dense in the paper profile). Each seed's curve is Savitzky-Golay smoothed (window 21, "
            "order 2, ≤ 1/3 of its length); line = mean over seeds, band = 95 % percentile-bootstrap interval (none "
            "for 1 seed); legends give n = seeds.")

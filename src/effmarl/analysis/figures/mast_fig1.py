@@ -1,5 +1,5 @@
 """Paper 2, Figure 1: each method's win rate with 10 % of the parameters (QMIX on 3s5z, sparsity 0.9; study
-`mast_fig1`), the dense model included - one bar per method (IQM over seeds of the per-run mean of the last K = 20
+`mast_fig1`), the dense model included - one bar per method (the mean over seeds of the per-run mean of the last K = 20
 evaluations) with its 95 % Student-t (Yuen) interval and the seed count above each bar."""
 
 from __future__ import annotations
@@ -7,14 +7,21 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, METHOD_ORDER, final_win_rate, judge, seed_stats, seeds_text
+from effmarl.analysis.metrics import (
+    LAST_K,
+    METHOD_ORDER,
+    STATISTIC,
+    final_win_rate,
+    judge,
+    seed_stats,
+    seeds_text,
+    win_rate_label,
+)
 from effmarl.analysis.style import algo_name, bars, map_name, method_color, method_name
 
 CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
-           "QMIX on 3s5z, dense included. Bar = IQM over seeds of the per-run mean test win rate of the last "
-           "min(20, available) evaluations in the final 10 % of training; error bar = 95 % Student-t "
-           "interval of that trimmed mean (Yuen) (none for 1 seed); "
-           "n = seeds above each bar.")
+           "QMIX on 3s5z, dense included. Bar and error bar: " + STATISTIC + "; n = seeds above each "
+           "bar.")
 REPRODUCES = "Paper 2, Figure 1."
 CLAIM = ("MAST keeps > 90 % win rate on 3s5z with 10 % of the parameters where the other sparse methods fall "
          "behind (within SMAX, not SMAC).")
@@ -39,7 +46,7 @@ def make(inputs: list[str], k: int = LAST_K):
                                                          "cfg.sparse.sparsity"]})
         ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}, sparsity {'/'.join(sparsity)} "
                      f"({seeds_text(rows['seeds'])})", fontsize=9)
-        ax.set_ylabel(f"win rate (IQM, final 10 %, <= {k} evals)")
+        ax.set_ylabel(win_rate_label(k))
         ax.set_ylim(0, 1.1)
     fig.tight_layout()
     mark_evidence(fig, judge(summary, ["cfg.algo", "cfg.env.map", "cfg.sparse.method"],

@@ -18,7 +18,15 @@ import numpy as np
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, final_win_rate, judge, seeds_text, shown_runs, sweep_stats
+from effmarl.analysis.metrics import (
+    LAST_K,
+    final_win_rate,
+    judge,
+    seeds_text,
+    shown_runs,
+    sweep_stats,
+    win_rate_label,
+)
 from effmarl.analysis.style import bars
 from effmarl.config import ConfigError
 
@@ -112,7 +120,7 @@ def make(inputs: list[str], k: int = LAST_K):
         a = a.sort_values("order")
         bars(ax, a, list(a[ALLOCATION]), value="mean", lo="lo", hi="hi")
         ax.set_ylim(0, 1.1)
-        ax.set_ylabel(f"win rate (mean over seeds, final 10 %, <= {k} evals)", fontsize=8)
+        ax.set_ylabel(win_rate_label(k), fontsize=8)
         ax.set_xlabel("budget allocation")
         ax.set_title(f"learned vs manual allocation ({seeds_text(a['seeds'])})", fontsize=9)
         shown.append(shown_runs(allocation))

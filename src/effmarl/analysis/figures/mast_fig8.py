@@ -28,6 +28,7 @@ from effmarl.analysis.metrics import (
     require_comparable,
     seeds_text,
     sweep_stats,
+    win_rate_label,
 )
 from effmarl.analysis.style import algo_name, map_name, method_color, method_name
 from effmarl.config import ConfigError
@@ -123,7 +124,7 @@ def make(inputs: list[str], k: int = LAST_K):
             ax.set_xlim(sparsities[0] - 2 * LONE_SPREAD, sparsities[0] + 2 * LONE_SPREAD)
         ax.set_title(f"{algo_name(algo)} on SMAX {map_name(name)}", fontsize=9)
         ax.set_xlabel("sparsity (methods side by side at each)")
-        ax.set_ylabel(f"win rate (mean over seeds, final 10 %, <= {k} evals)", fontsize=8)
+        ax.set_ylabel(win_rate_label(k), fontsize=8)
         ax.set_ylim(-0.02, 1.05)
         ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()

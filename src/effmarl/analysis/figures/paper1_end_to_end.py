@@ -26,9 +26,10 @@ REPRODUCES = ("Paper 1, Figure 5 (end-to-end training time, uniform vs neighbor;
               "docs/specification.md).")
 CLAIM = "Neighbor sampling cuts end-to-end training time by 10.2 % at N = 12."
 OUTPUT = {"group": "paper1", "stem": "end_to_end"}
-# the study that trains neighbor and uniform sampling, each run alone (a timing study)
-INPUTS = {"phases": {"study": "paper1", "table": "phases", "where": {"replay.sampler": ["uniform", "neighbor"]},
-                     "doc": "phases.summary.parquet of the paper-1 scaling studies (any number)"}}
+# the studies that train neighbor and uniform sampling as interleaved pairs, each pair alone (timing studies)
+INPUTS = {"phases": {"study": ["paper1", "paper1_e2e"], "table": "phases",
+                     "where": {"replay.sampler": ["uniform", "neighbor"]},
+                     "doc": "phases.summary.parquet of the studies timing neighbor vs uniform sampling as pairs"}}
 N, STORAGE = "cfg.env.n_agents", "cfg.replay.storage"
 OFFSET = 0.12  # x offset of uniform (left) and neighbor (right) runs from their N's position
 

@@ -22,6 +22,8 @@ from effmarl.analysis.metrics.evidence import Evidence, budgets, judge, judge_ce
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
+                                             RATIO_STATISTIC,
+                                             STATISTIC,
                                              curves,
                                              evaluations,
                                              final_win_rate,
@@ -30,6 +32,7 @@ from effmarl.analysis.metrics.mast import (
                                              seed_stats,
                                              seeds_text,
                                              sweep_stats,
+                                             win_rate_label,
 )
 from effmarl.analysis.metrics.phases import (
                                              LEAF_PHASES,
@@ -93,19 +96,22 @@ from effmarl.analysis.metrics.table1 import (
                                              flops_averages,
                                              learning_curve_runs,
                                              ratio_verdict,
+                                             study_cells,
                                              table1_cells,
                                              table1_runs,
                                              versus_baselines,
 )
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
-           "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
+           "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",
            "learned_cells", "probability_of_improvement", "random_floor", "ratio_interval", "mean_interval", "IQM_TRIM",
            "require_comparable", "savgol", "seed_stats", "seeds_text", "sweep_stats", "select_sparsity", "table1_cells",
-           "cells_of", "chosen_by_rule", "declared_selection", "ratio_verdict", "table1_runs", "versus_baselines",
+           "cells_of", "chosen_by_rule", "declared_selection", "ratio_verdict", "study_cells", "table1_runs",
+           "versus_baselines",
            "used_delta_m",
            "LEAF_PHASES", "MIN_SEEDS", "MIN_UPDATE_ROUNDS", "RUN_ID", "evidence", "ksweep_headline", "require_alike",
            "require_one_budget", "require_one_commit", "shortfalls", "UPDATE_PHASES", "bootstrap_ci", "change_pct",

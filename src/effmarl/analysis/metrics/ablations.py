@@ -61,7 +61,7 @@ def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.Dat
     """MAST against MAST without each component, per (algo, map, sparsity) cell of the `ablated` runs: the full MAST
     runs are those of `mast` (its runs of method mast with every component on) at the cell's sparsity; `dense`, if
     given, adds the cell's dense runs for context. One row per (cell, variant): `removed` ("none" for full MAST,
-    "dense" for dense), the win-rate statistics (seed_stats), `ratio` = IQM / full MAST IQM with its 95 %
+    "dense" for dense), the win-rate statistics (seed_stats), `ratio` = mean / full MAST mean with its 95 %
     Fieller interval (`ratio_lo`, `ratio_hi`, stats.ratio_interval through versus_dense) and `p_improvement` = the
     probability that a run of the variant beats a full MAST run (0.5 = no difference), and `seed_list`. Every run
     must be trained alike (require_comparable, within algo and map); ablated runs must be of method mast."""
@@ -91,14 +91,14 @@ def components_ablation(mast: pd.DataFrame, ablated: pd.DataFrame, dense: pd.Dat
     ref = versus_dense(runs, full, keys, [ALGO, MAP, "_s"]).rename(
         columns={"normalised_lo": "ratio_lo", "normalised_hi": "ratio_hi"})
     table = table.merge(ref, on=keys, how="left")
-    base = table[table["removed"] == "none"].set_index([ALGO, MAP, "_s"])["iqm"].rename("full_iqm")
+    base = table[table["removed"] == "none"].set_index([ALGO, MAP, "_s"])["mean"].rename("full_mean")
     table = table.join(base, on=[ALGO, MAP, "_s"])
-    table["ratio"] = (table["iqm"] / table["full_iqm"]).where(table["full_iqm"] > 0)
+    table["ratio"] = (table["mean"] / table["full_mean"]).where(table["full_mean"] > 0)
     seeds = runs.groupby(keys)[SEED].agg(lambda v: ", ".join(str(int(x)) for x in sorted(set(v))))
     table = table.join(seeds.rename("seed_list"), on=keys)
     order = {"dense": 0, "none": 1, **{name: 2 + i for i, name in enumerate(COMPONENTS)}}
     table["_o"] = table["removed"].map(order).fillna(len(order) + 1)
-    table = table.sort_values([ALGO, MAP, "_s", "_o"]).drop(columns=["_o", "full_iqm"])
+    table = table.sort_values([ALGO, MAP, "_s", "_o"]).drop(columns=["_o", "full_mean"])
     return table.rename(columns={ALGO: "algo", MAP: "map", "_s": "sparsity"}).reset_index(drop=True)
 
 
@@ -139,7 +139,7 @@ def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.Data
         if key in ablation_defaults():
             default &= np.isclose(table[key].astype(float), float(ablation_defaults()[key]))
     table["default"] = default
-    table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["iqm_lo"], table["iqm_hi"], strict=True)]
+    table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["mean_lo"], table["mean_hi"], strict=True)]
     return table
 
 

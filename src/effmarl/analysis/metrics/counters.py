@@ -8,8 +8,12 @@ distribution of the layouts' counts, and two ranges that do not overlap are the 
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
+
+from effmarl.analysis.metrics.phases import thousands
 
 KEYS = ["source", "metric", "storage", "n_agents", "sampler"]
 SPREAD_COLUMNS = ["median", "lo", "hi", "repeats"]
@@ -58,3 +62,23 @@ def counter_difference(table: pd.DataFrame, source: str, metric: str, storage: s
     return {"uniform": u, "neighbor": nb, "change_pct": change,
             "separated": bool(nb["hi"] < u["lo"] or u["hi"] < nb["lo"]),
             "repeats": min(u["repeats"], nb["repeats"])}
+
+
+def fill_statement(counters: pd.DataFrame, n: int) -> str:
+    """At what buffer fill the counters at N = `n` ran (reference storage) and whether the buffers fit in
+    cachegrind's simulated last level: a buffer set no larger than the last level fits, and a miss difference cannot
+    show locality there; a larger one of B bytes against a last level of L holds at most L / B of it there."""
+    sel = counters[(counters["n_agents"] == n) & (counters["storage"] == "reference")]
+    if "fill" not in sel or sel["fill"].dropna().empty:
+        return ""
+    fill = thousands(sel["fill"].dropna().iloc[0])
+    text = f"; at a fill of {fill} transitions per buffer (the paper's replay holds 10^6)"
+    if "storage_bytes" not in sel or "caches" not in sel or sel["storage_bytes"].dropna().empty:
+        return text
+    size = float(sel["storage_bytes"].dropna().median())
+    last = int(json.loads(sel["caches"].dropna().iloc[0])["LL"].split(",")[0])
+    held = f"cachegrind's simulated {last / 2**20:g} MiB last level"
+    if size <= last:
+        return f"{text}: buffers of {size / 2**20:.1f} MiB fit in {held}, so a miss difference cannot show locality"
+    return (f"{text}: buffers of {size / 2**20:.1f} MiB, {size / last:.1f}x {held}, at most {100 * last / size:.0f} % "
+            "of them held there")

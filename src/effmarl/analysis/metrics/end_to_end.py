@@ -1,4 +1,5 @@
-"""Paper 1's end-to-end comparison, neighbor vs uniform sampling, per pair and per algorithm (issue 34).
+"""Paper 1's end-to-end comparison, neighbor vs uniform sampling, per pair and per algorithm (issue 34), and the same
+pairs' sampling phase per update round (`sampling_pair_changes`, issue 47: the claims' sampling rows).
 
 A pair p is two runs that differ only in the sampler: same study, algorithm, N, storage, seed and every other grid
 key (the neighbor window k belongs to the neighbor side only). With T_u(p) and T_n(p) their training times (the
@@ -26,7 +27,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from effmarl.analysis.metrics.phases import LEAF_PHASES, run_totals
+from effmarl.analysis.metrics.phases import LEAF_PHASES, run_totals, sampling_per_round
 from effmarl.analysis.metrics.runs import grid_keys, run_columns
 from effmarl.analysis.metrics.stats import mean_interval, paired
 from effmarl.pairs import PAIR_FIELDS
@@ -56,13 +57,14 @@ def clock_totals(phases: pd.DataFrame, clock: str = "seconds") -> pd.DataFrame:
     return totals
 
 
-def pair_changes(totals: pd.DataFrame) -> pd.DataFrame:
-    """One row per pair of `totals` (one row per run with `total` seconds and its configuration columns): the pair
-    keys (study, algorithm, N, storage and every other grid key but the sampler and k), `uniform` and `neighbor`
-    (seconds) and `change_%` = c(p). A run without its counterpart forms no pair."""
+def pair_changes(totals: pd.DataFrame, value: str = "total") -> pd.DataFrame:
+    """One row per pair of `totals` (one row per run with its `value`, by default `total` seconds, and its
+    configuration columns): the pair keys (study, algorithm, N, storage and every other grid key but the sampler and
+    k), `uniform` and `neighbor` (the two runs' `value`) and `change_%` = c(p). A run without its counterpart forms
+    no pair."""
     keys = [k for k in ("cfg.study", ALGO, "cfg.env.n_agents", "cfg.replay.storage") if k in totals]  # always shown
     keys += [k for k in grid_keys(totals) if k not in NOT_PAIR_KEYS and k not in keys]
-    pairs = paired(totals, keys, SAMPLER, "total", "uniform", "neighbor").drop(columns="diff")
+    pairs = paired(totals, keys, SAMPLER, value, "uniform", "neighbor").drop(columns="diff")
     pairs["change_%"] = 100.0 * (pairs["neighbor"] / pairs["uniform"] - 1.0)
     return pairs
 
@@ -89,6 +91,14 @@ def by_algorithm(pairs: pd.DataFrame, by: tuple[str, ...] = (ALGO,)) -> pd.DataF
                      "change_%": float(group["change_%"].mean()), "low": low, "high": high,
                      "verdict": verdict(low, high)})
     return pd.DataFrame(rows, columns=[*by, "pairs", "change_%", "low", "high", "verdict"])
+
+
+def sampling_pair_changes(phases: pd.DataFrame) -> pd.DataFrame:
+    """`pair_changes` of the sampling phase per update round inside training (issue 47: the phase the paper's
+    −26.66 % / −27.39 % are of) on `CLOCK`, from steady-state phase rows: `uniform` and `neighbor` in ms per round,
+    `change_%` = 100 · (S_n / S_u − 1) per pair. A run whose sampling rows lack `CLOCK` forms no pair."""
+    per_run = sampling_per_round(phases, CLOCK).dropna(subset=["sampling_ms_per_round"])
+    return pair_changes(per_run, "sampling_ms_per_round")
 
 
 def paired_clocks(phases: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -77,13 +77,38 @@ def run_totals(phases: pd.DataFrame) -> pd.DataFrame:
     return per_run(phases, pd.concat([leaf, update], axis=1).fillna(0.0))
 
 
-def sampling_per_round(phases: pd.DataFrame) -> pd.DataFrame:
-    """Per run: update rounds and the sampling phase's milliseconds per update round."""
+def sampling_per_round(phases: pd.DataFrame, clock: str = "seconds") -> pd.DataFrame:
+    """Per run: update rounds and the sampling phase's milliseconds per update round on `clock` (`seconds`, wall, or
+    `cpu_seconds`, the process's CPU time; a run whose sampling rows lack it gets NaN)."""
     keys = run_columns(phases)
     calls = phases[phases.phase == "update_all_trainers"].groupby(keys)["calls"].sum()
-    seconds = phases[phases.phase == "sampling"].groupby(keys)["seconds"].sum()
+    rows = phases[phases.phase == "sampling"]
+    rows = rows if clock in rows else rows.assign(**{clock: float("nan")})
+    seconds = rows.groupby(keys)[clock].agg(lambda v: v.sum() if v.notna().all() else float("nan"))
     values = pd.DataFrame({"update_rounds": calls, "sampling_ms_per_round": 1e3 * seconds / calls})
     return per_run(phases, values)
+
+
+def thousands(value) -> str:
+    """A whole number with a space between thousands: 50 000."""
+    return f"{int(value):,}".replace(",", " ")
+
+
+def round_fill(runs: pd.DataFrame) -> tuple[int, int] | None:
+    """(fewest, most) transitions the replay buffers of `runs` (any table with their configuration columns) held while
+    update rounds ran: a run's first round comes at the first multiple of offpolicy.update_every at or above its
+    warm-up, its last at the last multiple within budget.episodes x env.max_cycles x env.num_envs env steps, each
+    held at replay.buffer_size. None where a setting is missing."""
+    need = ["cfg.offpolicy.update_every", "cfg.offpolicy.warmup", "cfg.budget.episodes", "cfg.env.max_cycles",
+            "cfg.replay.buffer_size"]
+    if runs.empty or not set(need) <= set(runs):
+        return None
+    every, cap = runs["cfg.offpolicy.update_every"], runs["cfg.replay.buffer_size"]
+    copies = runs["cfg.env.num_envs"].fillna(1) if "cfg.env.num_envs" in runs else 1
+    steps = runs["cfg.budget.episodes"] * runs["cfg.env.max_cycles"] * copies
+    first = (-(-runs["cfg.offpolicy.warmup"] // every) * every).clip(upper=cap)
+    last = (steps // every * every).clip(upper=cap)
+    return int(first.min()), int(last.max())
 
 
 def shares(phases: pd.DataFrame, by: list[str], names: list[str], total: list[str]) -> pd.DataFrame:

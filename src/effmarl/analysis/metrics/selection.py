@@ -1,5 +1,6 @@
 """Paper 2, Table 1's sparsity column: which swept sparsity each (algorithm, map) cell takes - the 3 % rule's choice
-(`select_sparsity`: the highest swept sparsity at which MAST's IQM stays within 3 % of dense's, `chosen_sparsity`),
+(`select_sparsity`: the highest swept sparsity at which MAST's mean win rate stays within 3 % of dense's,
+`chosen_sparsity`),
 or the one a profile declares, read from the runs (`declared_selection`); the cell's sparsity Table 1 and the
 learning-curve figures use (`cell_sparsity`: the baselines', else the selection's); and the cells whose sparsity the
 rule chose from a sweep (`chosen_by_rule`: there a FLOPs reduction is measured, elsewhere it follows by
@@ -20,6 +21,7 @@ from effmarl.analysis.metrics.mast import (
     final_win_rate,
     require_comparable,
     seed_stats,
+    undecided_text,
     versus_dense,
     versus_tolerance,
 )
@@ -28,13 +30,14 @@ from effmarl.schedules import LAST_K
 
 def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
                     tolerance: float = TOLERANCE) -> pd.DataFrame:
-    """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's IQM is at least (1 - tolerance)
-    of the dense IQM; if none is admissible, the lowest swept sparsity (its `admissible` stays False). `admissible`
-    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) says whether the 95 % interval
-    of MAST / dense decides it too, or the verdict rests on the point estimate alone.
+    """Table 1's sparsity per (algo, map): the highest swept sparsity at which MAST's mean is at least (1 - tolerance)
+    of the dense mean; if none is admissible, the lowest swept sparsity (its `admissible` stays False). `admissible`
+    is the paper's rule, decided by the point estimate; `verdict` (versus_tolerance) is what the 95 % interval of
+    MAST / dense decides, with the seeds that would decide it where it is undecided (`seeds_needed`), and `within`
+    whether the interval lies wholly at or above 1 - tolerance.
 
     `dense`, `sweep`: metrics summaries, trained alike (require_comparable). One row per (algo, map, sparsity) with
-    raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST IQM / dense IQM
+    raw config values in `algo`, `map`, `sparsity`, the MAST and dense statistics, `normalised` = MAST mean / dense mean
     (NaN where dense is 0), `admissible`, `chosen` and `rule` (how the chosen row was picked)."""
     require_comparable({"dense": dense, "sweep": sweep}, "sparsity selection")
     dense_runs, sweep_runs = final_win_rate(dense, k), final_win_rate(sweep, k)
@@ -42,11 +45,14 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
     s = seed_stats(sweep_runs, [ALGO, MAP, SPARSITY]).merge(
         versus_dense(sweep_runs, dense_runs, [ALGO, MAP, SPARSITY], [ALGO, MAP]), on=[ALGO, MAP, SPARSITY], how="left")
     table = s.merge(d, on=[ALGO, MAP], how="left").rename(columns={ALGO: "algo", MAP: "map", SPARSITY: "sparsity"})
-    dense_iqm = table["dense_iqm"]
-    table["normalised"] = np.where(dense_iqm > 0, table["iqm"] / dense_iqm.where(dense_iqm > 0), np.nan)
-    table["admissible"] = (table["iqm"] >= (1 - tolerance) * dense_iqm - 1e-12) & dense_iqm.notna()
-    table["verdict"] = [versus_tolerance(n, lo, hi, tolerance) for n, lo, hi in
-                        zip(table["normalised"], table["normalised_lo"], table["normalised_hi"], strict=True)]
+    dense_mean = table["dense_mean"]
+    table["normalised"] = np.where(dense_mean > 0, table["mean"] / dense_mean.where(dense_mean > 0), np.nan)
+    table["admissible"] = (table["mean"] >= (1 - tolerance) * dense_mean - 1e-12) & dense_mean.notna()
+    table["verdict"] = [undecided_text(versus_tolerance(n, lo, hi, tolerance), need, seeds)
+                        for n, lo, hi, need, seeds in zip(table["normalised"], table["normalised_lo"],
+                                                          table["normalised_hi"], table["seeds_needed"], table["seeds"],
+                                                          strict=True)]
+    table["within"] = table["normalised_lo"] >= (1 - tolerance) - 1e-12
     table["chosen"], table["rule"] = False, ""
     for _, group in table.groupby(["algo", "map"], sort=False):
         ok = group[group["admissible"]]
@@ -54,10 +60,10 @@ def select_sparsity(dense: pd.DataFrame, sweep: pd.DataFrame, k: int = LAST_K,
             idx, rule = ok["sparsity"].astype(float).idxmax(), "highest admissible sparsity"
         else:
             idx = group["sparsity"].astype(float).idxmin()
-            rule = ("no dense runs for this cell: lowest swept sparsity" if group["dense_iqm"].isna().all()
+            rule = ("no dense runs for this cell: lowest swept sparsity" if group["dense_mean"].isna().all()
                     else "none admissible: lowest swept sparsity")
         table.loc[idx, ["chosen", "rule"]] = True, rule
-    table["note"] = np.where(table["dense_iqm"] == 0,
+    table["note"] = np.where(table["dense_mean"] == 0,
                              "dense win rate is 0: admissibility holds trivially, the comparison says nothing", "")
     table["last_k"] = int(k)
     first = ["algo", "map", "sparsity", "chosen", "admissible", "verdict", "normalised"]
@@ -79,7 +85,7 @@ CELL_COLUMNS = ["algo", "map", "sparsity", "admissible", "selected_sparsity", "s
 
 def cell_sparsity(selection: pd.DataFrame | None, baselines: pd.DataFrame | None = None) -> pd.DataFrame:
     """Table 1's sparsity per (algo, map) cell: the one its baselines ran at where `baselines` (a metrics summary of
-    the baseline runs) has the cell - declared by the profile (the default profile's 90 %) or written into their
+    the baseline runs) has the cell - declared by the profile (the default profile's) or written into their
     configs from the selection (the paper profile's `sparsity_from: selection`); where they ran at several, the
     selection's chosen one among them; without baseline runs, the selection's chosen sparsity. Columns: algo, map,
     sparsity (rounded), `admissible` (MAST within 3 % of dense at that sparsity by the `selection` table; None where

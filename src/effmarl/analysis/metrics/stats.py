@@ -197,3 +197,35 @@ def normalise(values, low, high):
     if np.any(high == low):
         raise ValueError("normalise: high equals low, the scale is undefined")
     return (np.asarray(values, dtype=float) - low) / (high - low)
+
+
+def ratio_test(x, y, rho: float = 1.0, trim: float = 0.0) -> tuple[float, float]:
+    """(T, p): Welch's test (Yuen's where trim > 0) of m_x − ρ·m_y = 0, two-sided, for the ratio m_x / m_y of two
+    independent (trimmed) means against the value ρ: T = (a − ρb) / √(v_a + ρ² v_b) on ν(ρ) degrees of freedom
+    (`ratio_interval`'s notation), i.e. scipy.stats.ttest_ind(x, ρ·y, equal_var=False, trim=trim). Fieller's 95 %
+    interval (`ratio_interval`) is the set of ρ at which this p ≥ 0.05, so where the interval exists its lying wholly
+    above (below) ρ is p < 0.05 with T > 0 (T < 0). NaN where either side has fewer than two finite values (after
+    trimming)."""
+    x, y = _finite(x), _finite(y)
+    if min(len(x), len(y)) < 2 or min(len(v) - 2 * int(trim * len(v)) for v in (x, y)) < 2:
+        return float("nan"), float("nan")
+    res = stats.ttest_ind(x, rho * y, equal_var=False, trim=trim)
+    return float(res.statistic), float(res.pvalue)
+
+
+def holm(pvalues) -> np.ndarray:
+    """Holm's step-down adjusted p-values of a family of m tests (Holm 1979): sorted ascending, p̃_(i) = max_{j ≤ i}
+    min(1, (m − j + 1) p_(j)), returned in the input's order; a test is rejected at family-wise level α where p̃ < α.
+    NaN p-values are not part of the family (m counts the finite ones) and stay NaN. Written here because scipy has
+    only the false-discovery-rate adjustment (scipy.stats.false_discovery_control) and statsmodels is no dependency
+    for five lines."""
+    p = np.asarray(pvalues, dtype=float)
+    out = np.full(p.shape, np.nan)
+    idx = np.flatnonzero(np.isfinite(p))
+    m = len(idx)
+    if not m:
+        return out
+    order = idx[np.argsort(p[idx], kind="stable")]
+    adjusted = np.minimum(1.0, np.maximum.accumulate((m - np.arange(m)) * p[order]))
+    out[order] = adjusted
+    return out

@@ -20,12 +20,14 @@ from effmarl.analysis.metrics.mast import (
     no_interval_why,
     require_comparable,
     seed_stats,
+    undecided_text,
     versus_dense,
     versus_tolerance,
 )
+from effmarl.analysis.metrics.power import seeds_needed
 from effmarl.analysis.metrics.runs import RUN_ID
 from effmarl.analysis.metrics.selection import cell_sparsity
-from effmarl.analysis.metrics.stats import IQM_TRIM, iqm, probability_of_improvement, ratio_interval
+from effmarl.analysis.metrics.stats import CONFIDENCE, holm, probability_of_improvement, ratio_interval, ratio_test
 from effmarl.methods import METHODS
 from effmarl.schedules import LAST_K
 
@@ -91,9 +93,10 @@ def table1_runs(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFram
 def table1_cells(dense: pd.DataFrame, sweep: pd.DataFrame, baselines: pd.DataFrame | None,
                  sparsity: pd.DataFrame | None, selection: pd.DataFrame | None, k: int = LAST_K) -> pd.DataFrame:
     """Table 1's cells, raw config values: one row per (algo, map, method) with the cell's sparsity, size and FLOPs
-    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics, `normalised` (IQM / dense
-    IQM) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict, versus_tolerance),
-    `normalised_mean` and `normalised_std` (mean and std over seeds / dense mean), and `seeds`; per cell
+    ratios to dense (mean over seeds; dense is 1 by definition), the win-rate statistics (seed_stats), `normalised`
+    (mean / dense mean) with its interval (`normalised_lo`, `normalised_hi`), `vs_dense` (the 3 % verdict,
+    versus_tolerance, with the seeds that would decide it where it is undecided: `seeds_needed`), `normalised_std`
+    (std over seeds / dense mean), and `seeds`; per cell
     `selection_admissible` (MAST within 3 % of dense at the cell's sparsity by the selection's rule, i.e. by the point
     estimate; None without one) and
     `selected_sparsity` (the selection's chosen sparsity).
@@ -119,16 +122,15 @@ def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
     table.loc[is_dense, ["size_ratio", "train_flops_ratio", "inference_flops_ratio"]] = 1.0
     dense_size = table.groupby([ALGO, MAP])["dense_size"].transform("mean")
     table.loc[is_dense, "size"] = dense_size[is_dense]
-    ref = table[is_dense].set_index([ALGO, MAP])[["iqm", "mean"]].rename(columns=lambda c: f"dense_{c}")
+    ref = table[is_dense].set_index([ALGO, MAP])[["mean"]].rename(columns=lambda c: f"dense_{c}")
     table = table.join(ref, on=[ALGO, MAP])
-    pos = table["dense_iqm"] > 0
-    table["normalised"] = (table["iqm"] / table["dense_iqm"]).where(pos)
-    posm = table["dense_mean"] > 0
-    table["normalised_mean"] = (table["mean"] / table["dense_mean"]).where(posm)
-    table["normalised_std"] = (table["std"] / table["dense_mean"]).where(posm)
-    table["vs_dense"] = [versus_tolerance(n, lo, hi) if m != "dense" else "the reference" for m, n, lo, hi in
+    pos = table["dense_mean"] > 0
+    table["normalised"] = (table["mean"] / table["dense_mean"]).where(pos)
+    table["normalised_std"] = (table["std"] / table["dense_mean"]).where(pos)
+    table["vs_dense"] = [undecided_text(versus_tolerance(n, lo, hi), need, s) if m != "dense" else "the reference"
+                         for m, n, lo, hi, need, s in
                          zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
-                             strict=True)]
+                             table["seeds_needed"], table["seeds"], strict=True)]
     table["train_flops_reduction"] = 1.0 / table["train_flops_ratio"]
     table["size_reduction"] = 1.0 / table["size_ratio"]
     table["order"] = table[METHOD].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
@@ -139,37 +141,79 @@ def cells_of(runs: pd.DataFrame, chosen: pd.DataFrame) -> pd.DataFrame:
 METHOD_ORDER = list(METHODS)  # Table 1's row order: the methods' table, effmarl/methods.py
 
 
-def ratio_verdict(lo, hi, of: str = "MAST", why: str = "") -> str:
-    """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi]: '<of> above'
-    where the whole interval lies above 1, '<of> below' where it lies under 1, else 'undecided'. NaN bounds: 'undecided'
-    where the ratio is unbounded (`why`, mast.no_interval_why, says the reference's interval reaches 0: Fieller's set
-    then holds ratios below 1 too), else 'no interval' (too few seeds)."""
+def study_cells(frame: pd.DataFrame, k: int = LAST_K) -> pd.DataFrame:
+    """Per (algo, map, method) of one study's runs with dense among them (Figure 1's mast_fig1): the win-rate
+    statistics (seed_stats) and, for every method but dense, `normalised` = mean / dense mean of its cell with
+    versus_dense's interval, P and seeds needed, and `vs_dense`, the 3 % verdict; columns named as table1_cells'."""
+    runs = final_win_rate(frame, k)
+    keys = [ALGO, MAP, METHOD]
+    dense = runs[runs[METHOD] == "dense"]
+    table = seed_stats(runs, keys).merge(versus_dense(runs[runs[METHOD] != "dense"], dense, keys, [ALGO, MAP]),
+                                         on=keys, how="left")
+    ref = table[table[METHOD] == "dense"].set_index([ALGO, MAP])["mean"].rename("dense_mean")
+    table = table.join(ref, on=[ALGO, MAP])
+    table["normalised"] = (table["mean"] / table["dense_mean"]).where(table["dense_mean"] > 0)
+    table["vs_dense"] = [undecided_text(versus_tolerance(n, lo, hi), need, s) if m != "dense" else "the reference"
+                         for m, n, lo, hi, need, s in
+                         zip(table[METHOD], table["normalised"], table["normalised_lo"], table["normalised_hi"],
+                             table["seeds_needed"], table["seeds"], strict=True)]
+    return table.rename(columns={ALGO: "algo", MAP: "map", METHOD: "method"})
+
+
+def ratio_verdict(lo, hi, of: str = "MAST", why: str = "", p_family=np.nan) -> str:
+    """The verdict on a ratio of two methods' win rates (`of` over another) by its 95 % interval [lo, hi], or, where
+    the comparison is one of a family, by its Holm-adjusted p-value `p_family` (stats.holm over the family's
+    ratio_test p-values): '<of> above' where the interval lies wholly above 1 (and p_family < 0.05 where given),
+    '<of> below' where it lies wholly under 1 (likewise), else 'undecided' - also where the interval alone would decide
+    but the family's correction does not ('undecided (Holm)'). NaN bounds: 'undecided' where the ratio is unbounded
+    (`why`, mast.no_interval_why, says the reference's interval reaches 0: Fieller's set then holds ratios below 1
+    too), else 'no interval' (too few seeds)."""
     if pd.isna(lo) or pd.isna(hi):
         return "undecided" if why.endswith("interval reaches 0") else "no interval"
-    return f"{of} above" if lo > 1 else f"{of} below" if hi < 1 else "undecided"
+    side = f"{of} above" if lo > 1 else f"{of} below" if hi < 1 else "undecided"
+    if side != "undecided" and pd.notna(p_family) and p_family >= 1 - CONFIDENCE:
+        return "undecided (Holm)"
+    return side
+
+
+VERSUS_COLUMNS = ["algo", "map", "method", "ratio", "lo", "hi", "p", "p_holm", "p_improvement", "verdict", "why",
+                  "seeds", "seeds_needed", "family"]
 
 
 def versus_baselines(runs: pd.DataFrame, value: str = "win_rate") -> pd.DataFrame:
-    """Paper 2's central comparison in each Table-1 cell (`table1_runs`' runs): per (algo, map) and baseline method,
-    `ratio` = IQM of MAST's runs / IQM of the baseline's with Fieller's 95 % interval (`lo`, `hi`:
-    stats.ratio_interval, trim IQM_TRIM - the interval Table 1 gives against dense), `p_improvement` = P(a MAST run
-    beats a baseline run), `verdict` (ratio_verdict), `why` (mast.no_interval_why: why there is no interval, '' where
-    there is) and `seeds` (MAST's, the baseline's). One row per baseline present in a cell that also has MAST runs."""
+    """Paper 2's central comparison in each Table-1 cell (`table1_runs`' runs), one verdict record per (algo, map) and
+    baseline method: `ratio` = mean of MAST's runs / mean of the baseline's with Fieller's 95 % interval (`lo`, `hi`:
+    stats.ratio_interval, the interval Table 1 gives against dense); `p`, the two-sided test of ratio = 1
+    (stats.ratio_test: Welch's test of equal means, which Fieller's interval inverts) and `p_holm`, its Holm-adjusted
+    value over the cell's `family` of baselines (stats.holm: MAST against k baselines is k comparisons, the
+    family-wise error held at 5 %); `verdict` (ratio_verdict with p_holm), `why` (mast.no_interval_why: why there is no
+    interval, '' where there is); `seeds` (MAST's, the baseline's); `seeds_needed`, where the verdict is undecided,
+    the seeds per method at which the interval would decide it at the measured spread, planned at the family's
+    Bonferroni level (metrics.power.seeds_needed with family = k; NaN where decided). One row per baseline present in
+    a cell that also has MAST runs."""
     rows = []
     for (algo, name), cell in runs.groupby([ALGO, MAP], sort=True):
         mast = cell.loc[cell[METHOD] == "mast", value].to_numpy(dtype=float)
         if not len(mast):
             continue
-        for method, group in cell[~cell[METHOD].isin(["dense", "mast"])].groupby(METHOD, sort=False):
+        others = list(cell[~cell[METHOD].isin(["dense", "mast"])].groupby(METHOD, sort=False))
+        p_values = [ratio_test(mast, group[value].to_numpy(dtype=float))[1] for _, group in others]
+        adjusted = holm(p_values)
+        for (method, group), p, p_holm in zip(others, p_values, adjusted, strict=True):
             other = group[value].to_numpy(dtype=float)
-            lo, hi = ratio_interval(mast, other, trim=IQM_TRIM)
-            ref, why = iqm(other[np.isfinite(other)]), no_interval_why(lo, mast, other, "baseline")
+            lo, hi = ratio_interval(mast, other)
+            ref, why = np.nanmean(other) if np.isfinite(other).any() else np.nan, no_interval_why(lo, mast, other,
+                                                                                                 "baseline")
+            verdict = ratio_verdict(lo, hi, why=why, p_family=p_holm)
             rows.append({"algo": algo, "map": name, "method": method,
-                         "ratio": float(iqm(mast[np.isfinite(mast)]) / ref) if ref > 0 else np.nan,
-                         "lo": lo, "hi": hi, "p_improvement": probability_of_improvement(mast, other),
-                         "verdict": ratio_verdict(lo, hi, why=why), "why": why, "seeds": f"{len(mast)}, {len(other)}"})
-    table = pd.DataFrame(rows, columns=["algo", "map", "method", "ratio", "lo", "hi", "p_improvement", "verdict",
-                                        "why", "seeds"])
+                         "ratio": float(np.nanmean(mast) / ref) if ref > 0 else np.nan,
+                         "lo": lo, "hi": hi, "p": p, "p_holm": p_holm,
+                         "p_improvement": probability_of_improvement(mast, other), "verdict": verdict, "why": why,
+                         "seeds": f"{len(mast)}, {len(other)}",
+                         "seeds_needed": seeds_needed(mast, other, 1.0, family=len(others))
+                         if verdict.startswith("undecided") else np.nan,
+                         "family": len(others)})
+    table = pd.DataFrame(rows, columns=VERSUS_COLUMNS)
     order = table["method"].map({m: i for i, m in enumerate(METHOD_ORDER)}).fillna(99)
     return table.assign(_o=order).sort_values(["algo", "map", "_o"]).drop(columns="_o").reset_index(drop=True)
 

@@ -1,18 +1,16 @@
 """Paper 2, Table 8 (ablation): Soft Mellowmax's (α, ω) grid for MAST-QMIX on SMAX 3m at one sparsity (study
-`mast_abl_smm`), as the paper's grid: one row per α, one column per ω, each cell "IQM [95 % interval] (n=seeds)"."""
+`mast_abl_smm`), as the paper's grid: one row per α, one column per ω, each cell "mean [95 % interval] (n=seeds)"."""
 
 from __future__ import annotations
 
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, ablation, judge
+from effmarl.analysis.metrics import LAST_K, STATISTIC, ablation, judge
 
 ALPHA, OMEGA = "cfg.mellowmax.alpha", "cfg.mellowmax.omega"
 CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over Soft Mellowmax's α (rows) and ω "
-           "(columns). Cell: IQM over seeds of the per-run mean test win rate of the last min(20, available) "
-           "evaluations in the final 10 % of training, its 95 % Yuen t-interval (none for 1 seed) "
-           "and n = seeds; * marks the default (α = 1, ω = 10).")
+           "(columns). Cell: " + STATISTIC + ", and n = seeds; * marks the default (α = 1, ω = 10).")
 REPRODUCES = "Paper 2, Table 8."
 CLAIM = "Soft Mellowmax is robust over a range of (α, ω)."
 
@@ -22,8 +20,8 @@ INPUTS = {"metrics": {"study": "mast_abl_smm", "doc": "metrics.summary.parquet o
 
 def _cell(row) -> str:
     mark = "*" if row["default"] else ""
-    interval = "" if pd.isna(row["iqm_lo"]) else f" [{row['iqm_lo']:.2f}, {row['iqm_hi']:.2f}]"
-    return f"{row['iqm']:.3f}{interval} (n={int(row['seeds'])}){mark}"
+    interval = "" if pd.isna(row["mean_lo"]) else f" [{row['mean_lo']:.2f}, {row['mean_hi']:.2f}]"
+    return f"{row['mean']:.3f}{interval} (n={int(row['seeds'])}){mark}"
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

@@ -1,14 +1,19 @@
 """Paper 1, table 7: every number the paper claims beside ours, the ratio, the run that produced ours and
 its hardware. A claim the inputs do not cover reads "not measured in this profile", never a made-up value.
 
-Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench`; `phases=` the phases summaries of
-the studies that time neighbor against uniform sampling (end to end); `scaling=` the phases summary of the study
-whose runs give the update share at every N (one budget); `metrics=` the metrics summaries of the study whose
+Inputs, named: `bench=` the sampling_bench.parquet of `effmarl sampling-bench` (the sampling kernel alone);
+`phases=` the phases summaries of the studies that time neighbor against uniform sampling as interleaved pairs (the
+sampling rows, inside training, and the end-to-end rows); `scaling=` the phases summary of the study whose runs give
+the update share at every N (one budget); `loop_profile=` the loop profile at large N (effmarl.profiling.loop_profile:
+the environment step's parts and the sampling round at two buffer fills, the measurement behind a share that
+differs from the paper's); `metrics=` the metrics summaries of the study whose
 predators learn (the reward claim); `random=` the random policy's metrics (the floor learning must clear);
 `counters=` the counters of `effmarl counters`; `ksweep_rounds=` the sampling benchmark's rounds (the k sweep's
 time ranking, interleaved and taken alone) and `ksweep_metrics=` the k sweep's metrics summary (its return ranking).
-A role given no file counts as not measured. The sampling rows quote uniform beside the headline runs' window
-(metrics.ksweep.bench_at_k: the window the benchmark marked, paper1's replay.neighbor_k).
+A role given no file counts as not measured. The sampling rows are the paper's measure, the sampling phase per
+update round inside training (process CPU time, metrics.end_to_end.sampling_pair_changes), per N and storage, over
+the pairs of both algorithms (the phase runs the same code for either), with the kernel alone beside them (uniform
+and the headline runs' window, metrics.ksweep.bench_at_k).
 
 Evidence rules: the update shares come from runs of one budget (metrics.require_one_budget); "no degradation" of
 the reward is claimed only where every (algorithm, sampler) cell's final predators' return clears the random
@@ -38,15 +43,24 @@ from effmarl.analysis.metrics import (
     random_floor,
     require_one_budget,
     run_totals,
+    runs,
     steady_state,
 )
+from effmarl.analysis.metrics.counters import fill_statement
 from effmarl.analysis.metrics.ksweep import bench_at_k
+from effmarl.analysis.metrics.phases import round_fill, thousands
+from effmarl.analysis.metrics.update_share import because
 
-CAPTION = ("Paper 1's claims beside this reproduction. Sampling: `effmarl sampling-bench` on the reference "
-           "storage (openai/maddpg layout). End-to-end and phase shares: training runs of the profile, times and "
-           "shares after the warm-up (from each run's first update round on), shares from runs of one budget. "
+CAPTION = ("Paper 1's claims beside this reproduction. Sampling: the sampling phase per update round inside training, "
+           "neighbor against uniform runs trained as interleaved pairs and timed alone (process CPU time, the mean "
+           "per-pair change with its 95 % t interval), on the reference storage (openai/maddpg's layout, the "
+           "paper's) and our contiguous one, with the sampling kernel alone (`effmarl sampling-bench`) beside it. "
+           "End-to-end and phase shares: training runs of the profile, times and shares after the warm-up (from "
+           "each run's first update round on), shares from runs of one budget, with whether they match the paper's "
+           "and, where not, what takes the rest of the time. "
            "Reward: the predators' final return (last 20 % of episodes) of runs where predators learn, against the "
-           "random policy's; claimed only where every cell clears it. Counters: median and range over repeats. "
+           "random policy's; claimed only where every cell clears it. Counters: median and range over repeats, at "
+           "the buffer fill they ran. "
            "'not measured in this profile' where the profile has no such run.")
 REPRODUCES = "Paper 1, table 7 of the specification (the claims table)."
 CLAIM = ("All of paper 1's claims: sampling −26.66 % / −27.39 %, end-to-end −10.2 %, reward not degraded, "
@@ -60,9 +74,11 @@ INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional":
                     "doc": "sampling_bench.parquet of `effmarl sampling-bench`"},
           "counters": {"result": "paper1_micro/counters.parquet", "optional": True,
                        "doc": "counters.parquet of `effmarl counters`"},
-          "phases": {"study": "paper1", "table": "phases", "where": {"replay.sampler": ["uniform", "neighbor"]},
-                     "optional": True,
-                     "doc": "phases.summary.parquet of the studies timing neighbor vs uniform sampling"},
+          "phases": {"study": ["paper1", "paper1_e2e"], "table": "phases",
+                     "where": {"replay.sampler": ["uniform", "neighbor"]}, "optional": True,
+                     "doc": "phases.summary.parquet of the studies timing neighbor vs uniform sampling as pairs"},
+          "loop_profile": {"result": "paper1_micro/loop_profile.parquet", "optional": True,
+                           "doc": "loop_profile.parquet of effmarl.profiling.loop_profile (the rest of the loop)"},
           "scaling": {"study": ["paper1_scale", "paper1"], "table": "phases", "take": "first", "optional": True,
                       "doc": "phases.summary.parquet of the phase-scaling study (one budget at every N)"},
           "metrics": {"study": ["paper1_reward", "paper1"], "take": "first", "optional": True,
@@ -78,6 +94,7 @@ INPUTS = {"bench": {"result": "paper1_micro/sampling_bench.parquet", "optional":
 REWARD_N = (3, 12)  # the agent counts paper 1 reports rewards for
 # What a neighbor-vs-uniform pair may differ in: how transitions are drawn and stored (storages train identically).
 DRAW_KEYS = {"cfg.replay.sampler", "cfg.replay.storage", "cfg.replay.neighbor_k"}
+N_AGENTS, STORAGE = "cfg.env.n_agents", "cfg.replay.storage"
 
 
 def with_n12(metrics: pd.DataFrame | None, n12: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -104,23 +121,72 @@ def _row(claim, paper, ours, source, hardware, paper_value=None, our_value=None)
             "hardware": hardware}
 
 
-def sampling_rows(path: str | None) -> list[dict]:
-    rows = []
+# the sampling rows' storages: the paper's layout first, then ours
+SAMPLING_STORAGES = (("reference", "reference storage (the paper's layout)"),
+                     ("contiguous", "contiguous storage (ours)"))
+
+
+def _kernel(table: pd.DataFrame | None, n: int, storage: str) -> str | None:
+    """The sampling kernel alone at (N, storage): the interleaved micro-benchmark's medians and quartiles."""
+    sel = None if table is None else table[(table.storage == storage) & (table.n_agents == n)]
+    if sel is None or len(sel) < 2:
+        return None
+    uni = sel[sel.sampler == "uniform"].iloc[0]
+    nb = sel[sel.sampler.str.startswith("neighbor")].iloc[0]
+    change = float(change_pct(nb.median_ms, uni.median_ms))
+    apart = "quartiles apart" if nb.q75_ms < uni.q25_ms or uni.q75_ms < nb.q25_ms else "quartiles overlap"
+    fill = f", buffers of {thousands(uni.fill)} transitions" if "fill" in sel and pd.notna(uni.fill) else ""
+    return (f"the sampling kernel alone (interleaved micro-benchmark{fill}, medians over {int(uni.rounds)} rounds): "
+            f"{change:+.2f} % (uniform {uni.median_ms:.1f} [{uni.q25_ms:.1f}, {uni.q75_ms:.1f}], neighbor "
+            f"{nb.median_ms:.1f} [{nb.q25_ms:.1f}, {nb.q75_ms:.1f}] ms: {apart})")
+
+
+def sampling_rows(path: str | None, phases: pd.DataFrame | None = None) -> list[dict]:
+    """Per N (3, 12: the paper's two numbers) and storage (SAMPLING_STORAGES): the sampling phase per update round
+    inside training, neighbor vs uniform, from the interleaved pairs of `phases` (metrics.end_to_end.
+    sampling_pair_changes on process CPU time, pooled over both algorithms and every study given: the mean per-pair
+    change with its 95 % t interval and verdict, the pairs' mean ms per round, and the buffer fill while the rounds
+    ran, metrics.round_fill), then the sampling kernel alone (the micro-benchmark `path`). The ratio to the paper's
+    number is given on the paper's layout only, where the interval decides."""
+    from effmarl.analysis.metrics.end_to_end import UNDECIDED, by_algorithm, sampling_pair_changes
+    from effmarl.analysis.metrics.timed_alone import timed_alone
+
     table = bench_at_k(pd.read_parquet(path)) if path else None
+    steady = None if phases is None or phases.empty else steady_state(phases)
+    pairs = pd.DataFrame() if steady is None else sampling_pair_changes(steady)
+    rows = []
     for n, paper in ((3, -26.66), (12, -27.39)):
-        claim = f"sampling phase, neighbor vs uniform, N={n}"
-        sel = None if table is None else table[(table.storage == "reference") & (table.n_agents == n)]
-        if sel is None or len(sel) < 2:
-            rows.append(_row(claim, f"{paper} %", NOT_MEASURED, "", ""))
-            continue
-        uni = sel[sel.sampler == "uniform"].iloc[0]
-        nb = sel[sel.sampler.str.startswith("neighbor")].iloc[0]
-        change = float(change_pct(nb.median_ms, uni.median_ms))
-        apart = "quartiles apart" if nb.q75_ms < uni.q25_ms or uni.q75_ms < nb.q25_ms else "quartiles overlap"
-        ours = (f"{change:+.2f} % ({nb.sampler}, reference storage; median ms per update round over "
-                f"{int(uni.rounds)} rounds, uniform {uni.median_ms:.1f} [{uni.q25_ms:.1f}, {uni.q75_ms:.1f}], "
-                f"neighbor {nb.median_ms:.1f} [{nb.q25_ms:.1f}, {nb.q75_ms:.1f}]: {apart})")
-        rows.append(_row(claim, f"{paper} %", ours, f"sampling-bench {path}", _hardware(path), paper, change))
+        for storage, name in SAMPLING_STORAGES:
+            claim = f"sampling phase, neighbor vs uniform, N={n}, {name}"
+            kernel = _kernel(table, n, storage)
+            mine = pairs[(pairs[N_AGENTS] == n) & (pairs[STORAGE] == storage)] if len(pairs) else pairs
+            parts, sources, value = [], [], None
+            if len(mine):
+                cell = by_algorithm(mine, by=(N_AGENTS, STORAGE)).iloc[0]
+                k = int(cell["pairs"])
+                algos = " and ".join(sorted({str(a).upper() for a in mine["cfg.algo"]}))
+                interval = ("too few pairs for an interval" if k < 2 else
+                            f"95 % t interval [{cell['low']:+.1f}, {cell['high']:+.1f}] %")
+                held = round_fill(runs(steady[(steady[N_AGENTS] == n) & (steady[STORAGE] == storage)]))
+                fill = "" if held is None else (f"; buffers of {thousands(held[0])}-{thousands(held[1])} "
+                                                "transitions while the rounds ran")
+                parts.append(f"{cell['change_%']:+.2f} % per update round inside training (process CPU time; mean "
+                             f"per-pair change over {k} interleaved pair{'s' * (k != 1)} of {algos} runs, {interval}): "
+                             f"{cell['verdict']}; uniform {mine['uniform'].mean():.1f} ms, neighbor "
+                             f"{mine['neighbor'].mean():.1f} ms per round{fill}")
+                alone = timed_alone(mine["cfg.study"])
+                sources.append(f"{', '.join(sorted(set(mine['cfg.study'])))}: {2 * k} runs in {k} pairs, "
+                               f"{'not timed alone (illustrative)' if alone.illustrative else 'timed alone'}")
+                decided = cell["verdict"] != UNDECIDED and storage == "reference"
+                value = float(cell["change_%"]) if decided else None
+            if kernel:
+                parts.append(kernel)
+                sources.append(f"sampling-bench {path}")
+            if not parts:
+                rows.append(_row(claim, f"{paper} %", NOT_MEASURED, "", ""))
+                continue
+            rows.append(_row(claim, f"{paper} %", "; ".join(parts), "; ".join(sources),
+                             _hardware(path) if kernel else "", paper, value))
     return rows
 
 
@@ -177,11 +243,13 @@ def reward_row(metrics: pd.DataFrame | None, random: pd.DataFrame | None = None,
                 f"({', '.join(sorted(set(runs['cfg.study'])))}); predators' return, last 20 % of episodes", "")
 
 
-def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
+def share_row(scaling: pd.DataFrame | None, n: int, paper: float, profile: pd.DataFrame | None = None) -> dict:
     """The update-all-trainers share of training time at N = `n`: the mean over the scaling study's reference/uniform
     runs at `n` of each run's share (its update seconds / its total seconds after the warm-up), with the 95 %
     Student-t interval of that mean (stats.mean_interval; none for one run), the runs, seeds and update rounds it
-    rests on. Runs of different budgets are refused (require_one_budget)."""
+    rests on, and the verdict its interval gives: "matches" where it holds the paper's value, else "differs,
+    because" what takes the rest of the time (metrics.update_share.because, with the loop `profile` where given).
+    Runs of different budgets are refused (require_one_budget)."""
     claim = f"update-all-trainers share of training time, N={n}"
     totals = None
     if scaling is not None:
@@ -195,15 +263,20 @@ def share_row(scaling: pd.DataFrame | None, n: int, paper: float) -> dict:
     shares = (100 * totals["update"] / totals["total"]).to_numpy()
     share = float(shares.mean())
     lo, hi = mean_interval(shares)
-    held = evidence(base[base["cfg.env.n_agents"] == n], ["cfg.env.n_agents"]).iloc[0]
+    base_n = base[base["cfg.env.n_agents"] == n]
+    held = evidence(base_n, ["cfg.env.n_agents"]).iloc[0]
     interval = "one run, no interval; " if pd.isna(lo) else f"mean of per-run shares, 95 % CI [{lo:.1f}, {hi:.1f}] %; "
+    # the verdict is taken on the interval as printed (one decimal)
+    lo, hi = round(lo, 1), round(hi, 1)
+    verdict = ("" if pd.isna(lo) else f": matches: the paper's ≈{paper:.0f} % lies in the interval" if lo <= paper <= hi
+               else f": differs, because {because(base_n, n, paper, profile)}")
     return _row(claim, f"≈{paper:.0f} %", f"{share:.1f} % (reference/uniform; {interval}{int(held['runs'])} runs, "
-                f"{int(held['update_rounds'])} update rounds each)", f"{', '.join(sorted(set(totals['cfg.study'])))}: "
-                f"{len(totals)} runs", "", paper, share)
+                f"{int(held['update_rounds'])} update rounds each){verdict}",
+                f"{', '.join(sorted(set(totals['cfg.study'])))}: {len(totals)} runs", "", paper, share)
 
 
 def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, scaling: pd.DataFrame | None = None,
-                  random: pd.DataFrame | None = None) -> list[dict]:
+                  random: pd.DataFrame | None = None, profile: pd.DataFrame | None = None) -> list[dict]:
     """The end-to-end rows (N = 12, reference storage), one per algorithm: the mean per-pair change of neighbor vs
     uniform with its t interval and verdict (metrics.end_to_end; 'undecided' where the interval contains 0, and then
     no ratio), the source saying whether the runs were timed alone (metrics.timed_alone); then the reward and
@@ -239,7 +312,7 @@ def training_rows(phases: pd.DataFrame | None, metrics: pd.DataFrame | None, sca
                          f"{'timed alone' if not alone.illustrative else 'not timed alone (illustrative)'}", "",
                          -10.2, float(algo["change_%"]) if decided else None))
     rows += [reward_row(metrics, random, n) for n in REWARD_N]
-    rows += [share_row(scaling, n, paper) for n, paper in ((3, 35.0), (48, 85.0))]
+    rows += [share_row(scaling, n, paper, profile) for n, paper in ((3, 35.0), (48, 85.0))]
     return rows
 
 
@@ -266,8 +339,9 @@ def ksweep_row(ksweep_rounds: pd.DataFrame | None, ksweep_metrics: pd.DataFrame 
 
 def counter_rows(counters: pd.DataFrame | None) -> list[dict]:
     """Cache misses per sampled transition, neighbor vs uniform, reference storage (paper 1, figure 4): median and
-    range over the repeats of each sampler, and whether the two ranges are apart (the difference is outside the
-    spread of the measurement)."""
+    range over the repeats of each sampler, whether the two ranges are apart (the difference is outside the spread
+    of the measurement), and the buffer fill they ran at against the simulated last level
+    (metrics.counters.fill_statement)."""
     rows = []
     for n in REWARD_N:
         for metric, name in (("D1m", "first-level (D1)"), ("DLm", "last-level")):
@@ -283,7 +357,7 @@ def counter_rows(counters: pd.DataFrame | None) -> list[dict]:
             apart = ("outside the spread" if diff["separated"] else "within the spread: no difference shown")
             ours = (f"{u['median']:.1f} [{u['lo']:.1f}, {u['hi']:.1f}] -> {nb['median']:.1f} "
                     f"[{nb['lo']:.1f}, {nb['hi']:.1f}] ({diff['change_pct']:+.1f} %, median [range] over "
-                    f"{diff['repeats']} repeats): {apart}")
+                    f"{diff['repeats']} repeats): {apart}{fill_statement(counters, n)}")
             rows.append(_row(claim, paper, ours, "cachegrind (simulated caches), reference storage", ""))
     return rows
 
@@ -298,7 +372,8 @@ def make(inputs: list[str]) -> pd.DataFrame:
     phases, metrics = read("phases"), with_n12(read("metrics"), read("metrics_n12"))
     scaling = read("scaling")
     random = read("random")
-    rows = sampling_rows(bench) + training_rows(phases, metrics, scaling, random) + counter_rows(read("counters"))
+    rows = (sampling_rows(bench, phases) + training_rows(phases, metrics, scaling, random, read("loop_profile"))
+            + counter_rows(read("counters")))
     rows.append(ksweep_row(read("ksweep_rounds"), read("ksweep_metrics"), phases, random))
     from effmarl.provenance import hardware
 
