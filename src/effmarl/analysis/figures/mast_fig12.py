@@ -20,6 +20,7 @@ import pandas as pd
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
 from effmarl.analysis.metrics import (
     LAST_K,
+    STATISTIC,
     final_win_rate,
     judge,
     seeds_text,
@@ -38,10 +39,8 @@ CAPTION = ("Paper 2, Figure 12 on SMAX maps with several unit types: left, what 
            "(summed over layers; 1 = an equal split): dots = agents of each run, bar = mean over seeds of the "
            "per-run mean over the agents of a unit type, error bar = 95 % Student-t interval (none for 1 seed), "
            "with the type's share of the budget in its label; right (when given), win rate of MAST's learned "
-           "allocation vs manual budgets (equal per agent, by unit type): mean over seeds of the per-run mean test "
-           "win rate of the last min(20, available) evaluations in the final 10 % of training, 95 % Student-t "
-           "interval. Made only from runs on a map with several unit types (on one, there is no allocation across "
-           "types to show).")
+           "allocation vs manual budgets (equal per agent, by unit type): " + STATISTIC + ". Made only from runs on a "
+           "map with several unit types (on one, there is no allocation across types to show).")
 REPRODUCES = "Paper 2, Figure 12."
 CLAIM = "The budget MAST learns to share between agents and unit types beats fixed manual splits."
 

@@ -23,6 +23,7 @@ from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
 from effmarl.analysis.metrics import (
     LAST_K,
     METHOD_ORDER,
+    STATISTIC,
     final_win_rate,
     judge,
     require_comparable,
@@ -37,11 +38,10 @@ KEYS = ["cfg.algo", "cfg.env.map"]
 CAPTION = ("Paper 2, Figure 8 on SMAX: win rate against sparsity for each sparse-training method (MAST from the "
            "sparsity sweep; the baselines from Table 1's runs at the selected sparsity and from their own "
            "sparsity grid elsewhere), dense as a horizontal dashed line with its interval as a band; every run of a "
-           "panel trained alike (budget, update ratio, schedules). Point = mean over seeds of the per-run mean test "
-           "win rate of the last min(20, available) evaluations in the final 10 % of training; error bar and band = "
-           "95 % Student-t interval of that mean (none for 1 seed); legend gives n = seeds. Methods at one sparsity "
+           "panel trained alike (budget, update ratio, schedules). Point and error bar: " + STATISTIC
+           + "; band: dense's interval; legend gives n = seeds. Methods at one sparsity "
            "are drawn side by side (a small x offset; the ticks mark the sparsities trained). A panel with fewer "
-           "than 3 sparsities is stamped illustrative: it cannot show where a method falls below dense.")
+           "than 2 sparsities is stamped illustrative: it cannot show where a method falls below dense.")
 REPRODUCES = "Paper 2, Figure 8."
 CLAIM = ("MAST holds the dense win rate to higher sparsity than the baselines; the sweep also chooses Table "
          "1's sparsity.")
@@ -56,7 +56,8 @@ INPUTS = {"fig8": {"study": "mast_fig8", "optional": True, "doc": "metrics.summa
           "sweep": {"study": "mast_sweep", "doc": "metrics.summary.parquet of mast_sweep"}}
 MAX_COLUMNS = 4
 POINT = ["cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"]
-MIN_SPARSITIES = 3  # a sweep of fewer points cannot show where a method falls below dense
+# two sparsities bracket where a method falls below dense (it holds at one, not at the next); one cannot show it
+MIN_SPARSITIES = 2
 DODGE = 0.3  # the methods at one sparsity spread over this share of the smallest gap between swept sparsities
 LONE_SPREAD = 0.02  # their spread where a panel has one sparsity (no gap to take a share of)
 

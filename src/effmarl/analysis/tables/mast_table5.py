@@ -7,12 +7,11 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, interval_text, judge_cells, table1_cells
+from effmarl.analysis.metrics import LAST_K, STATISTIC, interval_text, judge_cells, table1_cells
 from effmarl.analysis.style import algo_name, map_name, method_name
 
-CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate per run = mean test win rate "
-           "of the last min(20, available) evaluations in the final 10 % of training; mean ± std (ddof 1) over "
-           "seeds, std empty for 1 seed; "
+CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate: " + STATISTIC + "; here "
+           "mean ± std (ddof 1) over seeds, std empty for 1 seed; "
            "normalised = mean / dense mean, ± std / dense mean; `normalised [95 % CI]` = mean / dense mean with "
            "Fieller's 95 % interval (dense: the reference) and `p_improvement` = the probability that a run of the "
            "method beats a dense run (as Table 1); `seeds` = runs per cell.")
