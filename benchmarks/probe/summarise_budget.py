@@ -98,8 +98,8 @@ def table(runs: pd.DataFrame, sparsity: float) -> pd.DataFrame:
             lo, hi = ratio_interval(mast, rigl)
             verdict = ratio_verdict(lo, hi)
             need = needed_text(seeds_needed(mast, rigl, 1.0), len(mast)) if verdict.startswith("undecided") else ""
-            row["MAST / RigL"] = (f"{mast.mean() / rigl.mean():.3f} {_interval(lo, hi)}: {verdict}"
-                                  + (f": {need}" if need else ""))
+            text = f"{mast.mean() / rigl.mean():.3f} {_interval(lo, hi)}"
+            row["MAST / RigL"] = text if np.isnan(lo) else f"{text}: {verdict}" + (f": {need}" if need else "")
         out.append(row)
     return pd.DataFrame(out)
 
@@ -116,7 +116,7 @@ def main() -> None:
         own = runs_in(Path(args.own), HORIZONS, own=True)
         runs = pd.concat([runs, own[own["method"].isin(["dense", "mast", "rigl"])]], ignore_index=True)
     runs.to_csv(f"{args.out}.csv", index=False)
-    frame = table(runs, args.sparsity)
+    frame = table(runs, args.sparsity).fillna("")
     commits = ", ".join(sorted(set(runs["commit"]))) if len(runs) else "none"
     text = (frame.to_markdown(index=False) + f"\n\nRuns trained at commit(s) {commits}; cells give the mean over seeds "
             "[95 % t] (seeds); ratios Fieller's 95 % interval.\n")
