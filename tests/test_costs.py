@@ -98,7 +98,7 @@ def test_the_figure_index_names_and_captions_a_costs_table(tmp_path):
 # ---- `effmarl costs --estimate PROFILE`: the envelope before a run -------------------------------------------------
 
 def test_a_list_schedule_starts_the_longest_path_first_and_respects_dependencies():
-    from effmarl.analysis.envelope import Job, graham_bound, makespan
+    from effmarl.analysis.schedule import Job, graham_bound, makespan
 
     jobs = [Job("a", "t", 10.0), Job("b", "t", 6.0), Job("c", "t", 4.0), Job("d", "t", 3.0, deps={"b"})]
     # 2 cores, longest remaining path first: a (10) and b (6 + d's 3) at 0; at 6 c (4) goes before d (3); d waits for
@@ -114,7 +114,7 @@ def test_a_list_schedule_starts_the_longest_path_first_and_respects_dependencies
 def test_a_timing_job_holds_every_core_so_nothing_runs_beside_it():
     """A timing job (`alone`) computes on one core but holds all of them: on 4 cores two 10-s timing jobs and two
     6-s shared jobs take 10 + 10 + 6 (the shared pair side by side), where four ordinary jobs would take 10."""
-    from effmarl.analysis.envelope import Job, graham_bound, makespan
+    from effmarl.analysis.schedule import Job, graham_bound, makespan
 
     jobs = [Job("t1", "timing", 10.0, alone=True), Job("t2", "timing", 10.0, alone=True),
             Job("s1", "t", 6.0), Job("s2", "t", 6.0)]

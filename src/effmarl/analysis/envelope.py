@@ -29,26 +29,25 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   (`<published>/costs.csv`, `mast/costs.csv`), counted from a dry run's job list
   (`snakemake -n --quiet rules --configfile PROFILE > FILE`, `--dry-run FILE`); without it they are left out.
 
-Training jobs are the profile's own (effmarl.studies.expand_all and process_groups, as the Snakefile builds them), so
-runs of a study whose outputs no workflow rule registers yet are counted too (the dry run does not list them; the
-estimate says how many). The makespan on N cores is a list schedule, longest remaining path first, with the two
-dependencies that shape it (a sparsity_from study's runs wait for mast_dense and mast_sweep; a ticket study's for its
-source) and every figure and table after all training; a timing job (a run of a timing study, the sampling benchmark,
-`bench paper1`: studies.TIMING_RULES and timing_studies) holds every core while it runs, as the workflow schedules
-it. Beside it a bound for any greedy order: Graham's, work / N + (1 - 1/N) x the longest dependency chain, for the
-jobs that share the machine, plus each timing job's wall time and the longest shared job it may wait for. Snakemake
-does not promise longest-first.
+Training jobs are the profile's own (effmarl.studies.expand_all and effmarl.groups.process_groups, as the Snakefile
+builds them), so runs of a study whose outputs no workflow rule registers yet are counted too (the dry run does not
+list them; the estimate says how many). The makespan on N cores is a list schedule (`effmarl.analysis.schedule`),
+longest remaining path first, with the two dependencies that shape it (a sparsity_from study's runs wait for
+mast_dense and mast_sweep; a ticket study's for its source) and every figure and table after all training; a timing
+job (a run of a timing study, the sampling benchmark, `bench paper1`: studies.TIMING_RULES and timing_studies) holds
+every core while it runs, as the workflow schedules it. Beside it a bound for any greedy order: Graham's, work / N +
+(1 - 1/N) x the longest dependency chain, for the jobs that share the machine, plus each timing job's wall time and
+the longest shared job it may wait for. Snakemake does not promise longest-first.
 """
 
 from __future__ import annotations
 
-import heapq
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
 
+from effmarl.analysis.schedule import Job, graham_bound, makespan
 from effmarl.methods import method
 
 QMIX_START_S = 40.0
@@ -72,17 +71,6 @@ COSTS_FILES = ("costs.csv", "mast/costs.csv")
 # (no resumed job) and alone on the machine - the 2026-12-04 default run (ac1c610, snakemake --cores 2, 95 min), kept
 # beside the published run's own costs table, which may have neither (its costs.md says how it ran).
 QMIX_PRICES = "mast/prices.csv"
-
-
-@dataclass
-class Job:
-    name: str
-    kind: str                 # "training: <study>", a fixed rule, or an analysis kind
-    seconds: float            # core-seconds of work; its wall (benchmark) seconds are seconds / cores
-    cores: int = 1
-    runs: int = 0
-    deps: set[str] = field(default_factory=set)
-    alone: bool = False       # a timing job: it holds every core while it runs (studies.TIMING_RULES, timing_studies)
 
 
 # ---- per-run costs ------------------------------------------------------------------------------------------------
@@ -204,7 +192,8 @@ def analysis_kind(rule: str) -> str | None:
 def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame,
             counts: dict[str, int] | None, prices: pd.DataFrame) -> list[Job]:
     """Every job of the profile with its estimated seconds and dependencies; QMIX training priced from `prices`."""
-    from effmarl.studies import TIMING_RULES, process_groups, selection_studies, timing_studies
+    from effmarl.groups import process_groups
+    from effmarl.studies import TIMING_RULES, selection_studies, timing_studies
 
     per_step = qmix_per_step(prices)
     timing = set(timing_studies(profile))
@@ -254,77 +243,6 @@ def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame
     return jobs
 
 
-# ---- the schedule -------------------------------------------------------------------------------------------------
-
-def _tails(jobs: list[Job]) -> dict[str, float]:
-    """Each job's longest path to the end (its own seconds / cores included)."""
-    after: dict[str, list[str]] = {j.name: [] for j in jobs}
-    for j in jobs:
-        for d in j.deps:
-            after[d].append(j.name)
-    by_name = {j.name: j for j in jobs}
-    tail: dict[str, float] = {}
-
-    def visit(name: str) -> float:
-        if name not in tail:
-            j = by_name[name]
-            tail[name] = j.seconds / j.cores + max((visit(n) for n in after[name]), default=0.0)
-        return tail[name]
-
-    for j in jobs:
-        visit(j.name)
-    return tail
-
-
-def makespan(jobs: list[Job], cores: int) -> float:
-    """Wall seconds of a list schedule on `cores`: whenever cores are free, start the ready job with the longest
-    remaining path that fits (a job takes min(its cores, `cores`) cores for seconds / its cores; a timing job, `alone`,
-    takes every core, computing on its own ones)."""
-    tail = _tails(jobs)
-    left = {j.name: set(j.deps) for j in jobs}
-    by_name = {j.name: j for j in jobs}
-    ready = [(-tail[j.name], j.name) for j in jobs if not j.deps]
-    heapq.heapify(ready)
-    running: list[tuple[float, str, int]] = []
-    dependants: dict[str, list[str]] = {j.name: [] for j in jobs}
-    for j in jobs:
-        for d in j.deps:
-            dependants[d].append(j.name)
-    now, free, finished = 0.0, cores, 0
-    while finished < len(jobs):
-        waiting = []
-        while ready:
-            item = heapq.heappop(ready)
-            job = by_name[item[1]]
-            need = cores if job.alone else min(job.cores, cores)
-            if need <= free:
-                free -= need
-                heapq.heappush(running, (now + job.seconds / job.cores, job.name, need))
-            else:
-                waiting.append(item)
-        for item in waiting:
-            heapq.heappush(ready, item)
-        now, name, need = heapq.heappop(running)
-        free += need
-        finished += 1
-        for d in dependants[name]:
-            left[d].discard(name)
-            if not left[d]:
-                heapq.heappush(ready, (-tail[d], d))
-    return now
-
-
-def graham_bound(jobs: list[Job], cores: int) -> float:
-    """Any greedy list schedule finishes within work / cores + (1 - 1/cores) x the longest dependency chain (Graham)
-    for the jobs that share the machine (the chain through every job), plus the timing jobs' (`alone`) wall times in
-    series (not a strict bound: a timing job may also wait for the cores to drain)."""
-    shared = [j for j in jobs if not j.alone]
-    alone = [j for j in jobs if j.alone]
-    chain = max(_tails(jobs).values(), default=0.0)  # the longest chain, timing jobs on it included: an upper bound
-    bound = sum(j.seconds for j in shared) / cores + (1 - 1 / cores) * chain
-    return bound + sum(j.seconds / j.cores for j in alone)
-
-
 # ---- paper 1's part ------------------------------------------------------------------------------------------------
 
 # The rules of `snakemake paper1_part` besides the skeleton and paper1* studies' training and their figures and tables.
@@ -350,7 +268,7 @@ def paper1_jobs(jobs: list[Job]) -> list[Job]:
 
 # ---- the table ----------------------------------------------------------------------------------------------------
 
-# The workflow's training rules (workflow/rules/runs.smk, lockstep.smk; group names from studies.process_groups): one
+# The workflow's training rules (workflow/rules/runs.smk, lockstep.smk; group names from groups.process_groups): one
 # run (train_<kind>, train_<kind>_alone), seeds in one process (batch_<study>_<n>, lockstep_<study>_<n>) and
 # interleaved neighbor/uniform pairs (pairs_<study>_<n>).
 TRAINING_RULE_PREFIXES = ("train_", "batch_", "lockstep_", "pairs_")
