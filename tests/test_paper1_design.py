@@ -13,7 +13,8 @@ DEFAULT = str(Path(__file__).resolve().parents[1] / "configs" / "default.yaml")
 
 
 def test_the_default_profile_rests_the_end_to_end_rows_on_four_pairs_and_the_shares_on_three_runs_per_n():
-    from effmarl.studies import expand_all, load_profile, process_groups
+    from effmarl.groups import process_groups
+    from effmarl.studies import expand_all, load_profile
 
     profile = load_profile(DEFAULT)
     runs = expand_all(profile)
@@ -29,7 +30,8 @@ def test_the_default_profile_rests_the_end_to_end_rows_on_four_pairs_and_the_sha
 
 @pytest.mark.parametrize("n", [3, 12])
 def test_the_default_profile_times_both_storages_at_both_agent_counts_as_interleaved_pairs(n):
-    from effmarl.studies import expand_all, load_profile, process_groups
+    from effmarl.groups import process_groups
+    from effmarl.studies import expand_all, load_profile
 
     profile = load_profile(DEFAULT)
     runs = expand_all(profile)

@@ -152,7 +152,7 @@ def test_each_run_of_an_interleaved_pair_writes_what_it_writes_trained_alone(tmp
 
 
 def test_interleave_refuses_runs_that_do_not_form_uniform_neighbor_pairs(tmp_path):
-    from effmarl.studies import sampler_pairs
+    from effmarl.groups import sampler_pairs
     from effmarl.train import train_many
 
     u, n = run_cfg(), run_cfg(sampler="neighbor")

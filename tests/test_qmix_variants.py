@@ -13,8 +13,9 @@ import pytest
 from effmarl import resources
 from effmarl.analysis.style import algo_name
 from effmarl.config import ConfigError, validate
+from effmarl.groups import process_groups
 from effmarl.methods import METHODS
-from effmarl.studies import expand_all, expand_study, process_groups
+from effmarl.studies import expand_all, expand_study
 from effmarl.variants import QMIX_VARIANTS
 
 ROOT = Path(__file__).resolve().parents[1]

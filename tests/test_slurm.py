@@ -16,7 +16,8 @@ import pandas as pd
 import pytest
 from conftest import ROOT
 
-from effmarl.studies import expand_all, load_profile, process_groups
+from effmarl.groups import process_groups
+from effmarl.studies import expand_all, load_profile
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
 slurm = pytest.mark.skipif(OUT is None, reason="no SLURM run: .ci/slurm.sh sets EFFMARL_SLURM_OUT")

@@ -217,7 +217,7 @@ def test_a_process_of_several_runs_needs_its_largest_lockstep_group_and_every_ru
 def test_every_job_of_the_smoke_and_default_profiles_fits_the_ci_node():
     """A SLURM job asking for more memory than the node has is refused at submission (the smoke workflow's
     15-run Table 1 batch once asked for 15 x 1 900 MB on a 24 GB node). CI's node: 2 cores, >= 8 GB."""
-    from effmarl.studies import process_groups
+    from effmarl.groups import process_groups
 
     for profile in ("smoke.yaml", "default.yaml"):
         expanded = _expanded(profile)

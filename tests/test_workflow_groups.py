@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from effmarl.config import ConfigError, load_yaml
-from effmarl.studies import expand_all, process_groups, selected_config
+from effmarl.groups import process_groups
+from effmarl.studies import expand_all, selected_config
 
 SMAX = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 400},
         "qmix": {"shared_params": False, "num_envs": 2, "batch_size": 4, "buffer_size": 200}}

@@ -31,10 +31,10 @@ from collections import defaultdict
 
 from effmarl import step_costs
 from effmarl.components import mast_components
+from effmarl.groups import seed_groups
 from effmarl.methods import method
 from effmarl.scenarios import scenario
 from effmarl.step_costs import interpolate
-from effmarl.studies import seed_groups
 
 MIB = 2**20
 SAFETY = 1.5            # runtime requested = estimate x SAFETY (+ START_MIN); a late job is lost work

@@ -2,9 +2,9 @@
 a profile selects studies and sets their scale, and `load_profile` resolves the two into full studies
 (`resolve_studies`). Then every study's grid is expanded into validated run configs with readable run ids
 (`expand_all`, with the profile-level checks that need all runs: the MAST selection's studies, paper 2's
-comparable settings, the sparse benchmark's run), the wiring between studies (ticket sources, the sparsity a
-`sparsity_from: selection` run takes from the selection table), and which runs share one training process
-(`process_groups`). One run's own fields are validated by `effmarl.config`.
+comparable settings, the sparse benchmark's run), and the wiring between studies (ticket sources, the sparsity a
+`sparsity_from: selection` run takes from the selection table). Which runs share one training process is
+`effmarl.groups`. One run's own fields are validated by `effmarl.config`.
 """
 
 from __future__ import annotations
@@ -12,14 +12,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import itertools
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from effmarl.config import ConfigError, load_yaml, set_dotted, validate
 from effmarl.methods import METHODS
-from effmarl.pairs import PAIR_FIELDS
 from effmarl.profile_checks import comparison_problems, evaluation_problems, lockstep_problems, selection_studies
 
 # The study catalogue, configs/studies.yaml, reached through the package (src/effmarl/studies.yaml links to it, as
@@ -301,72 +299,6 @@ def expand_all(workflow_cfg: dict) -> dict[str, dict[str, dict]]:
                                "of this profile (<study>/<run id>, a sparse.method with masks, "
                                "qmix.shared_params: false)"], "profile")
     return runs
-
-
-from effmarl.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # noqa: E402 - the qmix family, read live
-
-
-def seed_groups(cfgs: list[dict]) -> list[list[int]]:
-    """Indices of `cfgs` grouped by their configuration without the seed, in order of first appearance."""
-    groups: dict[str, list[int]] = {}
-    for i, cfg in enumerate(cfgs):
-        groups.setdefault(json.dumps({**cfg, "seed": None}, sort_keys=True, default=str), []).append(i)
-    return list(groups.values())
-
-
-def sampler_pairs(cfgs: list[dict], source: str = "effmarl train --interleave") -> list[list[int]]:
-    """Indices of `cfgs` grouped by their configuration without `replay.sampler` and `replay.neighbor_k` (which only
-    the neighbor sampler reads), in order of first appearance, each group [uniform, neighbor]: paper 1's interleaved
-    pairs. A run without its counterpart, two runs of one sampler in a group, or a run with no replay section (not
-    maddpg/masac) is refused with one line per group."""
-    groups: dict[str, list[int]] = {}
-    for i, cfg in enumerate(cfgs):
-        if "replay" not in cfg:
-            raise ConfigError([f"field 'algo': {cfg['algo']!r} has no replay sampler to pair (run {i + 1}); "
-                               "interleaved pairs are maddpg/masac runs"], source)
-        key = {**cfg, "replay": {k: v for k, v in cfg["replay"].items() if k not in PAIR_FIELDS}}
-        groups.setdefault(json.dumps(key, sort_keys=True, default=str), []).append(i)
-    lines, pairs = [], []
-    for members in groups.values():
-        samplers = sorted(cfgs[i]["replay"]["sampler"] for i in members)
-        if samplers != ["neighbor", "uniform"]:
-            lines.append(f"field 'replay.sampler': runs {', '.join(str(i + 1) for i in members)} (seed "
-                         f"{cfgs[members[0]]['seed']}) have samplers {samplers}; an interleaved pair is one uniform "
-                         "and one neighbor run equal in every other field")
-            continue
-        pairs.append(sorted(members, key=lambda i: cfgs[i]["replay"]["sampler"] != "uniform"))
-    if lines:
-        raise ConfigError(lines, source)
-    return pairs
-
-
-def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
-    """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study declared
-    `interleave: true` puts each neighbor/uniform pair (`sampler_pairs`) in one job (`effmarl train --interleave`,
-    job `pairs_…`). A study with runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid
-    order, whatever they vary; otherwise seeds_per_process = k > 1 groups the runs that differ only in their seed, k
-    at a time. Inside the process, seeds of one configuration train in lockstep (effmarl train). Every other run
-    stays a job of its own."""
-    groups = {}
-    for study, spec in workflow_cfg["studies"].items():
-        if spec.get("interleave", False):  # paper 1's neighbor/uniform pairs, each trained interleaved in one job
-            ids = list(runs[study])
-            for pair in sampler_pairs([runs[study][rid] for rid in ids], f"profile: study {study} (interleave)"):
-                groups[f"pairs_{study}_{len(groups)}"] = (study, [ids[i] for i in pair])
-            continue
-        members = [rid for rid, cfg in runs[study].items() if cfg["algo"] in LOCKSTEP_ALGOS]
-        k = spec.get("runs_per_process", 1)
-        if k > 1:
-            chunks = [members[start: start + k] for start in range(0, len(members), k)]
-            kind = "batch"
-        else:
-            k, kind = spec.get("seeds_per_process", 1), "lockstep"
-            by_config = [[members[i] for i in group] for group in seed_groups([runs[study][r] for r in members])]
-            chunks = [ids[start: start + k] for ids in by_config for start in range(0, len(ids), k)]
-        for chunk in chunks:
-            if len(chunk) > 1:
-                groups[f"{kind}_{study}_{len(groups)}"] = (study, chunk)
-    return groups
 
 
 def ticket_source_hook(workflow_cfg: dict, study: str, runs: dict[str, dict[str, dict]]):

@@ -30,9 +30,9 @@ import torch
 from effmarl import harness
 from effmarl.algos import ALGORITHMS
 from effmarl.config import ConfigError
+from effmarl.groups import sampler_pairs, seed_groups
 from effmarl.harness import Interrupted
 from effmarl.runs import RunDir, locked
-from effmarl.studies import sampler_pairs, seed_groups
 from effmarl.variants import QMIX_VARIANTS
 
 
@@ -107,7 +107,7 @@ def finished_before(cfg: dict, out_dir: str) -> bool:
 
 def train_many(cfgs: list[dict], out_dirs: list[str], interleave: bool = False) -> list[RunDir | Path]:
     """Train several runs in this process: lockstep groups (equal but for the seed) one after another, or with
-    `interleave` the interleaved pairs (equal but for the sampler, studies.sampler_pairs) one after another; a pair of
+    `interleave` the interleaved pairs (equal but for the sampler, groups.sampler_pairs) one after another; a pair of
     which one run finished before trains the other alone.
 
     Every run is checked before any compute (the device, one output directory each, lockstep support of groups of

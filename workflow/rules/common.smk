@@ -7,7 +7,8 @@ from effmarl.methods import METHODS
 from effmarl.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError
 from effmarl.outputs import resolve
-from effmarl.studies import TIMING_RULES, process_groups, selection_studies, timing_studies
+from effmarl.groups import process_groups
+from effmarl.studies import TIMING_RULES, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
 from snakemake.exceptions import WorkflowError
 
