@@ -82,9 +82,7 @@ def _ratio(row: dict) -> str:
 
 def _table1(read, link) -> str:
     stem = "mast/tables/table1"
-    # a table published before the statistic over seeds became the mean names it iqm (the interquartile mean)
-    rows = [{k.replace("iqm", "mean"): v for k, v in r.items()} for r in _rows(read(f"{stem}.csv"))
-            if r["map"] != "average"]
+    rows = [r for r in _rows(read(f"{stem}.csv")) if r["map"] != "average"]
     prov = json.loads(read(f"{stem}.provenance.json"))
     body = _table(
         ["algorithm, map", "method", "sparsity", "training FLOPs", "win rate [95 % CI]", "/ dense [95 % CI]",
