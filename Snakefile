@@ -7,6 +7,8 @@ import sys
 from snakemake.utils import min_version
 
 from effmarl.config import ConfigError, load_yaml, validate
+from effmarl.provenance import git_state
+from effmarl.reuse import copies, reused_profile, sources, trained_by_this_code
 from effmarl.studies import expand_all, headline_k, resolve_profile
 
 min_version("9.0")
@@ -28,6 +30,11 @@ try:
     config.update(resolve_profile(config))  # studies: {name: scale} -> the catalogue's studies at that scale
     validate(config, source="profile")
     RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
+    # runs copied, not trained (effmarl.reuse): {(study, run_id): source run directory} - those that train what a
+    # complete run of the reused profile (`reuses`) or an earlier run of this one trains
+    _COMMIT = git_state()["commit"]
+    COPIES = copies(config, RUNS, sources(reused_profile(config),
+                                          complete=lambda run_dir: trained_by_this_code(run_dir, _COMMIT)))
 except ConfigError as error:
     print(str(error), file=sys.stderr)
     sys.exit(1)

@@ -125,9 +125,10 @@ def test_the_dockerfile_writes_the_image_marker_env_info_reads(repo_root):
 
 @pytest.mark.slow
 def test_validate_command_counts_runs_of_each_profile(repo_root):
-    proc = run_cli("effmarl", "validate", *(str(p) for p in sorted((repo_root / "configs").glob("*.yaml"))))
+    files = sorted((repo_root / "configs").glob("*.yaml"))
+    proc = run_cli("effmarl", "validate", *(str(p) for p in files))
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("valid profile") == 3
+    assert proc.stdout.count("valid profile") == len(files) - 1  # all but the catalogue
     assert "studies.yaml: valid study catalogue" in proc.stdout  # every study as declared, expanded together
 
 

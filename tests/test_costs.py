@@ -61,6 +61,19 @@ def test_a_training_kind_counts_its_finished_runs_not_its_jobs(tmp_path):
     assert table.loc["tables", "runs"] == 0 and table.loc["all jobs", "runs"] == 5
 
 
+def test_a_copied_run_is_counted_apart_from_the_runs_its_study_trained(tmp_path):
+    """A run copied from another that trained the same thing (effmarl.reuse) cost a copy, not training: its study's
+    trained runs leave it out (the per-run price would fall), the copies have a kind of their own."""
+    results, figures = _run(tmp_path)
+    for rid, prov in (("seed-0", {}), ("seed-1", {"reused_from": {"run": "results/default/mast_ref/seed-1"}})):
+        (results / "mast_ref" / rid).mkdir(parents=True)
+        (results / "mast_ref" / rid / "provenance.json").write_text(json.dumps(prov))
+    _bench(results / "mast_ref" / "seed-1" / "reuse.benchmark.tsv", 0.5, 100, 0.4)
+    table = costs.summary(costs.collect(results, figures), costs.finished_runs(results)).set_index("kind")
+    assert table.loc["training: mast_ref", "runs"] == 1
+    assert table.loc[costs.COPIED, "runs"] == 1 and table.loc[costs.COPIED, "job_s"] == 0.5
+
+
 def test_command_writes_tables_with_the_wall_time_and_refuses_a_directory_without_runs(tmp_path, capsys):
     results, figures = _run(tmp_path)
     out = tmp_path / "costs"
@@ -204,3 +217,20 @@ def test_the_default_profile_is_estimated_within_its_envelope():
     assert summary["paper1_makespan_s"][2] <= 65 * 60, summary["paper1_makespan_s"][2] / 60
     kinds = set(table["kind"])
     assert {"training: mast_table1", "training: paper1", "paper1_counters"} <= kinds
+
+
+def test_the_extended_profile_is_estimated_within_its_envelope_counting_the_default_s_runs_as_copied():
+    """The extended profile's envelope (issue 45, configs/extended.yaml's header): <= 10 h on 2 cores and <= 1.5 h on
+    16, the runs that train what the default's train copied (the default run first), OW-QMIX's and RES's Table 1 rows
+    at 5 seeds of each of the 7 methods among what it trains."""
+    from effmarl.analysis.envelope import estimate
+
+    root = Path(__file__).resolve().parents[1]
+    table, summary = estimate(str(root / "configs" / "extended.yaml"), str(root / "published" / "default"), None,
+                              [2, 16])
+    assert summary["makespan_s"][2] <= 10 * 3600, summary["makespan_s"][2] / 3600
+    assert summary["makespan_s"][16] <= 1.5 * 3600, summary["makespan_s"][16] / 3600
+    assert summary["reused_runs"] == summary["copied_runs"] > 0
+    table1 = table.set_index("kind").loc[["training: mast_dense", "training: mast_sweep", "training: mast_table1"]]
+    assert table1["runs"].sum() == 2 * 7 * 5
+    assert not any(kind.startswith(("paper1", "bench")) for kind in table["kind"])

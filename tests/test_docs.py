@@ -216,7 +216,7 @@ def test_every_snakemake_command_in_the_readme_parses_and_names_files_that_exist
 
 
 @pytest.mark.slow
-def test_the_readmes_workflow_commands_dry_run_on_the_default_and_smoke_profiles(tmp_path):
+def test_the_readmes_workflow_commands_dry_run_on_the_default_smoke_and_extended_profiles(tmp_path):
     """`snakemake -n` of every README command that runs the workflow, one dry run per profile with the targets
     of all its commands. The paper profile's dry run (~35 s) is tests/test_workflow.py's."""
     targets: dict[str, set[str]] = {}
@@ -226,7 +226,7 @@ def test_the_readmes_workflow_commands_dry_run_on_the_default_and_smoke_profiles
         if args.report or args.unlock or args.workflow_profile or args.lint or config[0].endswith("paper.yaml"):
             continue
         targets.setdefault(config[0], set()).update(args.targets or ["all"])
-    assert set(targets) == {"configs/default.yaml", "configs/smoke.yaml"}, targets
+    assert set(targets) == {"configs/default.yaml", "configs/smoke.yaml", "configs/extended.yaml"}, targets
     for config, wanted in sorted(targets.items()):
         proc = subprocess.run([str(Path(sys.executable).parent / "snakemake"), *sorted(wanted), "-n", "--quiet",
                                "--cores", "2", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),

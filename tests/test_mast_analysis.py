@@ -372,3 +372,13 @@ def test_the_cell_sparsity_is_the_baselines_else_the_selections_and_one_per_cell
     mixed = pd.concat([base, base.assign(**{"cfg.sparse.sparsity": 0.95, "run_id": base["run_id"] + "x"})])
     with pytest.raises(ConfigError, match="3m: baselines at sparsities 0.9, 0.95"):
         metrics.cell_sparsity(selection, mixed)
+
+
+def test_a_run_whose_soft_mellowmax_is_off_has_the_max_operator_whatever_its_operator_field_says():
+    """The schema fills mellowmax.operator (soft_mellowmax) into every run; it acts only where the part is on
+    (effmarl.components): a RigL or dense run with the switch unset or false targets with the max."""
+    frame = pd.DataFrame({"cfg.sparse.method": ["rigl", "rigl", "rigl", "mast", "mast", "dense"],
+                          "cfg.mellowmax.enabled": [None, True, True, None, False, None],
+                          "cfg.mellowmax.operator": ["soft_mellowmax", "max", "soft_mellowmax", "mellowmax",
+                                                     "soft_mellowmax", "soft_mellowmax"]})
+    assert metrics.operator_of(frame).tolist() == ["max", "max", "soft_mellowmax", "mellowmax", "max", "max"]

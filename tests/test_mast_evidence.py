@@ -442,7 +442,7 @@ def test_the_index_gives_each_paper2_output_one_name_its_own_caption_and_its_sta
                 ["table", "mast_selection", *sel_inputs, "--out", str(pub / "replicate" / "tables" / "selection")],
                 ["table", "mast_table1", *inputs, "--out", str(pub / "tables" / "table1")],
                 ["table", "mast_claims", *inputs, f"fig1={fig1}", "--out", str(pub / "tables" / "claims")],
-                ["figure", "mast_fig1", f"metrics={fig1}", "--out", str(pub / "fig1_methods_3s5z")]]
+                ["figure", "mast_fig1", f"metrics={fig1}", "--out", str(pub / "fig1_methods")]]
     for command in commands:
         assert main(command) == 0, command
     outputs = [str(p) for p in pub.rglob("*") if p.suffix in (".csv", ".md", ".png", ".pdf")]
@@ -451,14 +451,14 @@ def test_the_index_gives_each_paper2_output_one_name_its_own_caption_and_its_sta
     assert sorted(sections) == sorted([
         "table `mast/tables/selection` (mast_selection)", "table `mast/replicate/tables/selection` (mast_selection)",
         "table `mast/tables/table1` (mast_table1)", "table `mast/tables/claims` (mast_claims)",
-        "figure `mast/fig1_methods_3s5z` (mast_fig1)"])
+        "figure `mast/fig1_methods` (mast_fig1)"])
     for heading, text in sections.items():
         name = heading.split("(")[-1].rstrip(")")
         module = importlib.import_module(TABLES.get(name) or FIGURES[name])
         assert module.CAPTION in text.splitlines(), heading
     table1 = sections["table `mast/tables/table1` (mast_table1)"].splitlines()
     assert table1[2].startswith("**illustrative: 1 seed, 1,000 steps — not evidence")
-    figure = sections["figure `mast/fig1_methods_3s5z` (mast_fig1)"].splitlines()
+    figure = sections["figure `mast/fig1_methods` (mast_fig1)"].splitlines()
     assert figure[2].startswith("**illustrative: 1 seed, 1,000 steps — not evidence")
     claims = sections["table `mast/tables/claims` (mast_claims)"].splitlines()
     assert claims[2].startswith("**evidence per row (column `evidence`")

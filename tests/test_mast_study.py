@@ -12,7 +12,7 @@ from conftest import ROOT
 from effmarl.methods import METHODS as SPARSE_METHODS
 from effmarl.studies import expand_all, load_profile
 
-MAST_FIGURES = ["fig1_methods_3s5z", "fig4_multi_step", "fig5_soft_mellowmax", "fig6_dual_buffer",
+MAST_FIGURES = ["fig1_methods", "fig4_multi_step", "fig5_soft_mellowmax", "fig6_dual_buffer",
                 "fig8_win_rate_vs_sparsity", "fig10_tickets", "fig11_first_layer_masks", "fig12_allocation",
                 "fig13_curves_qmix", "fig14_curves_ow_qmix", "fig15_curves_res_qmix", "fig16_operators"]
 MAST_TABLES = ["selection", "table1", "table5", "values", "table6_burn_in", "table7_lambda", "table8_soft_mellowmax",

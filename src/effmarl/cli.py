@@ -95,6 +95,14 @@ def _cmd_run_config(args) -> int:
     return 0
 
 
+def _cmd_reuse_run(args) -> int:
+    from effmarl.reuse import reuse_run
+
+    written = reuse_run(args.source, args.config, args.out)
+    print(f"{args.out}: {len(written)} files copied from the complete run {args.source} (it trains the same run)")
+    return 0
+
+
 def _cmd_aggregate(args) -> int:
     from effmarl import io
     from effmarl.analysis.aggregate import aggregate
@@ -268,6 +276,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", required=True, help="results/<study>/<run_id>/config.yaml")
     p.add_argument("--selection", help="figures/mast/tables/selection.csv (sparsity_from: selection)")
     p.set_defaults(func=_cmd_run_config)
+
+    p = sub.add_parser("reuse-run", help="copy a complete run into a run directory whose configuration trains the "
+                       "same run (the workflow's reuse rules, effmarl.reuse)")
+    p.add_argument("--source", required=True, help="the complete run directory (with provenance.json)")
+    p.add_argument("--config", required=True, help="results/<study>/<run_id>/config.yaml of the run it stands for")
+    p.add_argument("--out", required=True, help="results/<study>/<run_id>")
+    p.set_defaults(func=_cmd_reuse_run)
 
     p = sub.add_parser("aggregate", help="concatenate one table of many runs into a tidy study table")
     p.add_argument("tables", nargs="+", help="results/<study>/<run_id>/<table>.parquet files")

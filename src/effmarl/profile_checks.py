@@ -32,7 +32,8 @@ def lockstep_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> l
     return lines
 
 
-EVIDENCE_PROFILES = ("default", "paper")  # profiles whose results are read as evidence (smoke only runs the plumbing)
+# profiles whose results are read as evidence (smoke only runs the plumbing)
+EVIDENCE_PROFILES = ("default", "extended", "paper")
 
 
 def evaluation_problems(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> list[str]:

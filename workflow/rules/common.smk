@@ -8,6 +8,7 @@ from effmarl.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError
 from effmarl.outputs import resolve
 from effmarl.groups import process_groups
+from effmarl.reuse import trained
 from effmarl.studies import TIMING_RULES, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
 from snakemake.exceptions import WorkflowError
@@ -26,8 +27,8 @@ def run_files(study, name):
 
 
 # Runs trained together in one process where a study sets runs_per_process or seeds_per_process > 1
-# (lockstep.smk): {job name: (study, [run ids])}
-PROCESS_GROUPS = process_groups(config, RUNS)
+# (lockstep.smk): {job name: (study, [run ids])}; runs copied from another (COPIES, the Snakefile) train in none
+PROCESS_GROUPS = process_groups(config, trained(RUNS, COPIES))
 
 
 # The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
@@ -84,7 +85,7 @@ def train_groups():
     lockstep with other seeds are made by their group's rule, lockstep.smk."""
     grouped = {(study, rid) for study, ids in PROCESS_GROUPS.values() for rid in ids}
     groups = {}
-    for study, runs in RUNS.items():
+    for study, runs in trained(RUNS, COPIES).items():
         alone = study in TIMING_STUDIES
         for rid, cfg in runs.items():
             if (study, rid) in grouped:
@@ -93,6 +94,23 @@ def train_groups():
             kind = train_kind(files) + ("_alone" if alone else "")
             groups.setdefault(kind, (files, [], alone))[1].append(f"{study}/{rid}")
     return groups
+
+
+def copy_groups():
+    """{kind: (files a run writes, ["<study>/<run_id>", ...])} of the runs copied from another (COPIES): one reuse
+    rule per distinct set of outputs (runs.smk)."""
+    groups = {}
+    for study, rid in COPIES:
+        files = train_outputs(RUNS[study][rid])
+        groups.setdefault(train_kind(files), (files, []))[1].append(f"{study}/{rid}")
+    return groups
+
+
+def copy_source(run, files=False):
+    """The run directory run "<study>/<run_id>" is copied from, or (files) that run's trained files and provenance."""
+    study, rid = run.split("/", 1)
+    source = COPIES[(study, rid)]
+    return [f"{source}/{name}" for name in (*train_outputs(RUNS[study][rid]), "provenance.json")] if files else source
 
 
 def alternatives(values):

@@ -87,6 +87,33 @@ for _kind, (_files, _runs, _alone) in train_groups().items():
             TRAIN_SHELL
 
 
+# A run that trains what another run trains (COPIES, effmarl.reuse) is copied from it, the source's files its inputs:
+# a complete run of the reused profile, or the earlier run of this profile that trains it.
+for _kind, (_files, _runs) in copy_groups().items():
+
+    rule:
+        name:
+            f"reuse_{_kind}"
+        input:
+            config=f"{RESULTS}/{{run}}/config.yaml",
+            source=lambda wc: copy_source(wc.run, files=True),
+        output:
+            **{name.replace(".", "_"): f"{RESULTS}/{{run}}/{name}" for name in _files},
+            provenance=f"{RESULTS}/{{run}}/provenance.json",
+        log:
+            f"{RESULTS}/{{run}}/reuse.log",
+        benchmark:
+            f"{RESULTS}/{{run}}/reuse.benchmark.tsv"
+        wildcard_constraints:
+            run=alternatives(_runs),
+        params:
+            source=lambda wc: copy_source(wc.run),
+        localrule: True
+        shell:
+            "effmarl reuse-run --source {params.source} --config {input.config} --out $(dirname {output.provenance}) "
+            "> {log} 2>&1"
+
+
 rule aggregate:
     """One tidy table per study and run table (metrics, phases, or any extra table a run writes, such as
     sparsity), with run config columns. Every run's table is a declared input (a table no run writes fails

@@ -17,10 +17,14 @@ from pathlib import Path
 
 import pandas as pd
 
+COPIED = "copied runs (reuse)"  # runs copied from a run that trained the same thing (effmarl.reuse), not trained
+
 
 def _kind(path: Path, results: Path, figures: Path) -> str:
     if path.name == "train.benchmark.tsv":
         return f"training: {path.relative_to(results).parts[0]}"
+    if path.name == "reuse.benchmark.tsv":
+        return COPIED
     if path.is_relative_to(figures):
         rel = path.relative_to(figures)
         if rel.parts[0] == "bench":
@@ -58,10 +62,14 @@ def collect(results: str | Path, figures: str | Path) -> pd.DataFrame:
 
 
 def finished_runs(results: str | Path) -> dict[str, int]:
-    """Training kind -> how many runs of that study finished (run directories with a provenance.json)."""
+    """Training kind -> how many runs of that study finished training here (run directories with a provenance.json;
+    a run copied from another, effmarl.reuse, is counted under COPIED)."""
+    import json
+
     counts: dict[str, int] = {}
     for path in Path(results).glob("*/*/provenance.json"):
-        kind = f"training: {path.parent.parent.name}"
+        copied = "reused_from" in json.loads(path.read_text())
+        kind = COPIED if copied else f"training: {path.parent.parent.name}"
         counts[kind] = counts.get(kind, 0) + 1
     return counts
 
@@ -71,7 +79,7 @@ def summary(jobs: pd.DataFrame, runs: dict[str, int] | None = None) -> pd.DataFr
     job seconds, the longest job and the largest peak memory."""
     grouped = jobs.groupby("kind").agg(jobs=("s", "size"), job_s=("s", "sum"), longest_s=("s", "max"),
                                        peak_rss_mb=("max_rss_mb", "max")).reset_index()
-    training = grouped["kind"].str.startswith("training: ")
+    training = grouped["kind"].str.startswith("training: ") | (grouped["kind"] == COPIED)
     grouped["runs"] = [((runs or {}).get(k) or n) if t else 0
                        for k, n, t in zip(grouped["kind"], grouped["jobs"], training, strict=True)]
     grouped["share_pct"] = 100.0 * grouped["job_s"] / grouped["job_s"].sum()

@@ -30,10 +30,12 @@ Per job, the seconds of work (core-seconds) it is expected to take, from recorde
   (`snakemake -n --quiet rules --configfile PROFILE > FILE`, `--dry-run FILE`); without it they are left out.
 
 Training jobs are the profile's own (effmarl.studies.expand_all and effmarl.groups.process_groups, as the Snakefile
-builds them), so runs of a study whose outputs no workflow rule registers yet are counted too (the dry run does not
-list them; the estimate says how many). The makespan on N cores is a list schedule (`effmarl.analysis.schedule`),
-longest remaining path first, with the two dependencies that shape it (a sparsity_from study's runs wait for
-mast_dense and mast_sweep; a ticket study's for its source) and every figure and table after all training; a timing
+builds them), less the runs it copies (effmarl.reuse: a run that trains what the reused profile's or an earlier run
+trains; the reused profile counted as run at the same commit), so runs of a study whose outputs no workflow rule
+registers yet are counted too (the dry run does not list them; the estimate says how many). The makespan on N cores
+is a list schedule (`effmarl.analysis.schedule`), longest remaining path first, with the two dependencies that shape
+it (a sparsity_from study's runs wait for mast_dense and mast_sweep; a ticket study's for its source) and every
+figure and table after all training; a timing
 job (a run of a timing study, the sampling benchmark, `bench paper1`: studies.TIMING_RULES and timing_studies) holds
 every core while it runs, as the workflow schedules it. Beside it a bound for any greedy order: Graham's, work / N +
 (1 - 1/N) x the longest dependency chain, for the jobs that share the machine, plus each timing job's wall time and
@@ -189,6 +191,14 @@ def analysis_kind(rule: str) -> str | None:
     return None
 
 
+def profile_fixed_rules(profile: dict) -> set[str]:
+    """The FIXED rules a profile runs, without a dry run: paper 1's micro-measurements where it has a paper1* study
+    (the figures that read them are made only then), each `effmarl bench` section it has."""
+    paper1 = any(study.startswith("paper1") for study in profile["studies"])
+    return {rule for rule in FIXED if (rule.startswith("paper1_") and paper1)
+            or (rule.startswith("bench_") and rule.removeprefix("bench_") in profile.get("bench", {}))}
+
+
 def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame,
             counts: dict[str, int] | None, prices: pd.DataFrame) -> list[Job]:
     """Every job of the profile with its estimated seconds and dependencies; QMIX training priced from `prices`."""
@@ -220,7 +230,7 @@ def jobs_of(profile: dict, runs: dict[str, dict[str, dict]], kinds: pd.DataFrame
         source = profile["studies"][study].get("ticket_source")
         if source:
             job.deps |= {job_of[(source, r)] for r in runs[source]}
-    fixed_rules = set(FIXED) if counts is None else {rule for rule in FIXED if counts.get(rule)}
+    fixed_rules = profile_fixed_rules(profile) if counts is None else {rule for rule in FIXED if counts.get(rule)}
     for rule in sorted(fixed_rules):
         seconds, cores, _ = FIXED[rule]
         if isinstance(seconds, str):
@@ -280,13 +290,16 @@ def dry_run_training_jobs(counts: dict[str, int]) -> int:
 
 
 def estimate(profile_path: str, published: str, dry_run: str | None, cores: list[int]) -> tuple[pd.DataFrame, dict]:
+    from effmarl.reuse import copies, reused_profile, sources, trained
     from effmarl.studies import expand_all, load_profile
 
     profile = load_profile(profile_path)
     runs = expand_all(profile)
+    # runs copied rather than trained (effmarl.reuse), the reused profile's runs taken as run (it runs first)
+    copied = copies(profile, runs, sources(reused_profile(profile)))
     kinds, prices = published_kinds(Path(published)), qmix_prices(Path(published))
     counts = dry_run_counts(Path(dry_run).read_text()) if dry_run else None
-    jobs = jobs_of(profile, runs, kinds, counts, prices)
+    jobs = jobs_of(profile, trained(runs, copied), kinds, counts, prices)
     frame = pd.DataFrame([{"kind": j.kind, "runs": j.runs, "core_s": j.seconds, "job_s": j.seconds / j.cores}
                           for j in jobs])
     table = frame.groupby("kind", sort=False).agg(jobs=("core_s", "size"), runs=("runs", "sum"),
@@ -305,6 +318,9 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
                "paper1_makespan_s": {c: makespan(paper1_jobs(jobs), c) for c in cores},
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
+               "copied_runs": len(copied), "reused_runs": sum(not src.startswith(f"{profile['results_dir']}/")
+                                                              for src in copied.values()),
+               "reuses": profile.get("reuses"),
                "dry_run_training_jobs": None if counts is None else dry_run_training_jobs(counts),
                "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(prices).items()}}
     return table, summary
@@ -319,6 +335,11 @@ def write(profile: str, published: str, dry_run: str | None, cores: list[int], o
              f"Job time (the sum of the jobs' benchmark seconds, what `effmarl costs` adds up): **{s['job_h']:.2f} "
              f"h**; core time (a job's seconds times the cores it keeps busy): {s['core_h']:.2f} core-hours; "
              f"{s['runs']} runs in {s['training_jobs']} training jobs.", ""]
+    if s["copied_runs"]:
+        lines += [f"Runs copied, not trained (effmarl.reuse): {s['copied_runs']}, of which {s['reused_runs']} from "
+                  f"{s['reuses']}'s runs, counted as trained there (run that profile first, at the same commit; a "
+                  "run it has not trained at this commit trains here), and the rest from an earlier run of this "
+                  "profile.", ""]
     for c in cores:
         lines.append(f"- {c} cores: makespan {s['makespan_s'][c] / 60:.0f} min (longest remaining path first); any "
                      f"greedy order within {s['bound_s'][c] / 60:.0f} min (Graham's bound).")

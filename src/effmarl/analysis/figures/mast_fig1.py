@@ -1,5 +1,6 @@
-"""Paper 2, Figure 1: each method's win rate with 10 % of the parameters (QMIX on 3s5z, sparsity 0.9; study
-`mast_fig1`), the dense model included - one bar per method (the mean over seeds of the per-run mean of the last K = 20
+"""Paper 2, Figure 1: each method's win rate at one sparsity (the paper: 10 % of the parameters, QMIX on 3s5z; the
+extended profile: Table 1's deciding cell, QMIX on 3m at 99 %; study `mast_fig1`, each panel's title says which),
+the dense model included - one bar per method (the mean over seeds of the per-run mean of the last K = 20
 evaluations) with its 95 % Student-t (Yuen) interval and the seed count above each bar."""
 
 from __future__ import annotations
@@ -19,14 +20,15 @@ from effmarl.analysis.metrics import (
 )
 from effmarl.analysis.style import algo_name, bars, map_name, method_color, method_name
 
-CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method with 10 % of the parameters (sparsity 0.9), "
-           "QMIX on 3s5z, dense included. Bar and error bar: " + STATISTIC + "; n = seeds above each "
+CAPTION = ("Paper 2, Figure 1 on SMAX (not SMAC): win rate of each method at one sparsity, dense included (the paper: "
+           "10 % of the parameters, QMIX on 3s5z; the panel title gives this run's algorithm, map and sparsity). "
+           "Bar and error bar: " + STATISTIC + "; n = seeds above each "
            "bar.")
 REPRODUCES = "Paper 2, Figure 1."
 CLAIM = ("MAST keeps > 90 % win rate on 3s5z with 10 % of the parameters where the other sparse methods fall "
          "behind (within SMAX, not SMAC).")
 
-OUTPUT = {"group": "mast", "stem": "fig1_methods_3s5z"}
+OUTPUT = {"group": "mast", "stem": "fig1_methods"}
 INPUTS = {"metrics": {"study": "mast_fig1", "doc": "metrics.summary.parquet of mast_fig1"}}
 
 

@@ -144,16 +144,18 @@ def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.Data
 
 
 def operator_of(frame: pd.DataFrame) -> pd.Series:
-    """The target operator of each row: cfg.mellowmax.operator where present; otherwise from cfg.mellowmax.enabled
-    (true -> Soft Mellowmax, false -> max; unset -> on for MAST only, the config's default)."""
-    if "cfg.mellowmax.operator" in frame:
-        return frame["cfg.mellowmax.operator"].astype(str)
+    """The target operator of each row: cfg.mellowmax.operator (Soft Mellowmax where absent) where the soft_mellowmax
+    part is on, else max. The part is on as effmarl.components decides: cfg.mellowmax.enabled true, or unset on a
+    MAST run; the schema fills the operator field into every run, so it says nothing where the part is off."""
+    from effmarl.components import part_on
+
     method = frame.get(METHOD, pd.Series("", index=frame.index))
     enabled = frame.get("cfg.mellowmax.enabled", pd.Series(None, index=frame.index, dtype=object))
+    operator = frame.get("cfg.mellowmax.operator", pd.Series("soft_mellowmax", index=frame.index))
 
-    def one(e, m):
-        if e is None or (isinstance(e, float) and e != e):
-            return "soft_mellowmax" if m == "mast" else "max"
-        return "soft_mellowmax" if str(e).lower() in ("true", "1") else "max"
+    def one(e, m, op):
+        unset = e is None or (isinstance(e, float) and e != e)
+        on = part_on("soft_mellowmax", None if unset else str(e).lower() in ("true", "1"), m)
+        return str(op) if on and isinstance(op, str) else "soft_mellowmax" if on else "max"
 
-    return pd.Series([one(e, m) for e, m in zip(enabled, method, strict=True)], index=frame.index)
+    return pd.Series([one(e, m, op) for e, m, op in zip(enabled, method, operator, strict=True)], index=frame.index)

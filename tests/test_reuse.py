@@ -1,0 +1,172 @@
+"""One run, trained once (effmarl.reuse): which runs of a profile are copied rather than trained, from an earlier run
+of the profile or a complete run of the profile it reuses, and what `effmarl reuse-run` writes and refuses."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from effmarl.cli import main
+from effmarl.config import ConfigError
+from effmarl.groups import process_groups
+from effmarl.reuse import apart, copies, identity, reuse_run, reused_profile, sources, trained, trained_by_this_code
+from effmarl.studies import expand_all, load_profile
+
+SMAX = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 400},
+        "qmix": {"shared_params": False, "num_envs": 2, "batch_size": 4, "buffer_size": 200}}
+
+
+def profile(results="R", **studies) -> dict:
+    return {"profile": "smoke", "results_dir": results, "figures_dir": "F", "studies": studies}
+
+
+def run_cfg(**over) -> dict:
+    cfg = json.loads(json.dumps({**SMAX, "study": "s", "profile": "default", "seed": 0,
+                                 "sparse": {"method": "mast", "sparsity": 0.9}}))
+    cfg.update(over)
+    return cfg
+
+
+def test_two_runs_that_differ_only_in_their_names_are_one_run():
+    assert identity(run_cfg()) == identity(run_cfg(study="other", profile="extended"))
+    assert identity(run_cfg()) != identity(run_cfg(seed=1))
+    assert identity(run_cfg()) != identity(run_cfg(sparse={"method": "mast", "sparsity": 0.99}))
+
+
+def test_a_switch_left_unset_is_the_method_s_own_setting():
+    """mast.dual_buffer.enabled: null on MAST is the dual buffer on: `true` trains the same run, `false` another; on a
+    dense run the same switch set to true is another run."""
+    on = run_cfg(mast={"dual_buffer": {"enabled": True}})
+    off = run_cfg(mast={"dual_buffer": {"enabled": False}})
+    assert identity(run_cfg()) == identity(on) != identity(off)
+    dense = run_cfg(sparse={"method": "dense", "sparsity": 0.9})
+    assert identity(dense) == identity({**dense, "mast": {"dual_buffer": {"enabled": False}}})
+    assert identity(dense) != identity({**dense, "mast": {"dual_buffer": {"enabled": True}}})
+
+
+def test_a_later_run_that_trains_what_an_earlier_one_trains_is_copied_from_it_and_trains_in_no_group():
+    cfg = profile(a={"base": {**SMAX, "sparse": {"method": "mast", "sparsity": 0.9}}, "grid": {"seed": [0, 1]},
+                     "runs_per_process": 2},
+                  b={"base": {**SMAX, "sparse": {"method": "mast", "sparsity": 0.9},
+                              "mast": {"td_lambda": {"lambda": 0.6}}},   # the default λ: the same runs as a's
+                     "grid": {"mast.td_lambda.lambda": [0.2, 0.6], "seed": [0, 1]}, "runs_per_process": 2})
+    runs = expand_all(cfg)
+    copied = copies(cfg, runs, {})
+    assert copied == {("b", "lambda-0.6_seed-0"): "R/a/seed-0", ("b", "lambda-0.6_seed-1"): "R/a/seed-1"}
+    groups = process_groups(cfg, trained(runs, copied))
+    assert sorted(ids for _, ids in groups.values()) == [["lambda-0.2_seed-0", "lambda-0.2_seed-1"],
+                                                         ["seed-0", "seed-1"]]
+
+
+def test_the_runs_the_selection_completes_are_kept_apart_with_the_timing_studies():
+    """Their sparsity is written in once the selection is made, after the workflow is planned."""
+    cfg = profile(s={"base": SMAX, "sparsity_from": "selection"}, t={"base": SMAX, "timing": True}, u={"base": SMAX})
+    assert apart(cfg) == {"s", "t"}
+
+
+def test_a_timing_study_s_runs_are_never_copied_nor_copied_from():
+    cfg = profile(t={"base": SMAX, "grid": {"seed": [0]}, "timing": True}, u={"base": SMAX, "grid": {"seed": [0]}},
+                  v={"base": SMAX, "grid": {"seed": [0]}, "timing": True})
+    assert copies(cfg, expand_all(cfg), {}) == {}
+    other = {**cfg, "results_dir": "A"}
+    assert list(sources(other).values()) == ["A/u/seed-0"]
+
+
+def test_a_complete_run_of_the_reused_profile_is_copied_and_one_it_has_not_finished_trains(tmp_path):
+    other = profile(results=str(tmp_path / "A"), a={"base": SMAX, "grid": {"seed": [0, 1]}})
+    (tmp_path / "A" / "a" / "seed-0").mkdir(parents=True)
+    (tmp_path / "A" / "a" / "seed-0" / "provenance.json").write_text("{}")
+    found = sources(other, complete=lambda d: (tmp_path / d.removeprefix(str(tmp_path) + "/") /
+                                               "provenance.json").is_file())
+    assert list(found.values()) == [f"{tmp_path}/A/a/seed-0"]
+    mine = profile(results="B", x={"base": SMAX, "grid": {"seed": [0, 1, 2]}})
+    assert copies(mine, expand_all(mine), found) == {("x", "seed-0"): f"{tmp_path}/A/a/seed-0"}
+    assert len(sources(other)) == 2   # the estimate: as if the reused profile had run
+
+
+def _source_run(tmp_path, cfg):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "metrics.parquet").write_bytes(b"trained bytes")
+    (src / "train.log").write_text("log")
+    (src / "checkpoint").mkdir()
+    (src / "provenance.json").write_text(json.dumps({"config": cfg, "git": {"commit": "abc"}}))
+    return src
+
+
+def test_reuse_run_copies_the_trained_files_and_keeps_where_and_at_which_commit_they_were_trained(tmp_path):
+    src = _source_run(tmp_path, run_cfg())
+    mine = run_cfg(study="fig", profile="extended", mast={"dual_buffer": {"enabled": True}})
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(mine))
+    reuse_run(src, tmp_path / "config.yaml", tmp_path / "out")
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["metrics.parquet", "provenance.json"]
+    assert (out / "metrics.parquet").read_bytes() == b"trained bytes"
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["config"] == mine and prov["git"] == {"commit": "abc"}
+    assert prov["reused_from"] == {"run": str(src), "study": "s", "profile": "default"}
+
+
+@pytest.mark.parametrize("damage", ["another run", "no provenance", "unreadable provenance"])
+def test_reuse_run_refuses_in_one_line_a_source_that_is_not_the_same_complete_run_and_writes_nothing(tmp_path, capsys,
+                                                                                                    damage):
+    src = _source_run(tmp_path, run_cfg(seed=1) if damage == "another run" else run_cfg())
+    if damage == "no provenance":
+        (src / "provenance.json").unlink()
+    if damage == "unreadable provenance":
+        (src / "provenance.json").write_text("{trunc")
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(run_cfg()))
+    code = main(["reuse-run", "--source", str(src), "--config", str(tmp_path / "config.yaml"), "--out",
+                 str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and str(src) in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_profile_that_reuses_itself_or_a_profile_that_reuses_another_is_refused_in_one_line(tmp_path):
+    me = load_profile("configs/smoke.yaml")
+    with pytest.raises(ConfigError) as err:
+        reused_profile({**me, "reuses": "configs/smoke.yaml"})
+    assert "reuses" in str(err.value) and str(err.value).count("\n") == 0
+    with pytest.raises(ConfigError) as err:
+        reused_profile({**me, "reuses": str(tmp_path / "none.yaml")})
+    assert "no profile file" in str(err.value)
+
+
+def test_the_extended_profile_copies_every_run_the_default_trains_and_trains_only_what_it_adds():
+    """configs/extended.yaml reuses configs/default.yaml: Table 1's QMIX rows and Fig. 8 are the default's runs (as if
+    the default had run), and so are Fig. 1's, Fig. 5's RigL without Soft Mellowmax and Fig. 6's dense with one
+    buffer and MAST with two: what it trains is OW-QMIX's and RES's Table 1 and the other halves of Figs. 5 and 6."""
+    ext = load_profile("configs/extended.yaml")
+    runs = expand_all(ext)
+    copied = copies(ext, runs, sources(reused_profile(ext)))
+    default_runs = expand_all(load_profile("configs/default.yaml"))
+    for study in ("mast_dense", "mast_sweep", "mast_table1", "mast_fig8"):
+        for rid in default_runs[study]:
+            assert copied[(study, rid)] == f"results/default/{study}/{rid}"
+    assert all(runs[s][r]["algo"] in ("ow_qmix", "res_qmix") for s in ("mast_dense", "mast_sweep", "mast_table1")
+               for r in trained(runs, copied)[s])
+    left = trained(runs, copied)
+    assert left["mast_fig1"] == {}
+    assert {(c["sparse"]["method"], c["mast"]["dual_buffer"]["enabled"]) for c in left["mast_abl_buffer"].values()} \
+        == {("dense", True), ("mast", False)}
+    assert [c["mellowmax"]["enabled"] for c in left["mast_abl_operator"].values()] == [True] * 3
+    assert copied[("mast_abl_operator", "enabled-False_seed-0")] == "results/default/mast_table1/method-rigl_seed-0"
+
+
+@pytest.mark.parametrize("git, reused", [({"commit": "abc", "dirty": False}, True),
+                                         ({"commit": "old", "dirty": False}, False),
+                                         ({"commit": "abc", "dirty": True}, False),
+                                         (None, False)])
+def test_only_a_run_trained_by_this_commit_from_a_clean_checkout_is_copied_from_the_reused_profile(tmp_path, git,
+                                                                                                   reused):
+    """Every table compares runs of one commit (metrics.require_one_commit): a run of the reused profile trained by
+    other code, or by uncommitted code, trains here instead."""
+    run = tmp_path / "run"
+    run.mkdir()
+    if git is not None:
+        (run / "provenance.json").write_text(json.dumps({"config": run_cfg(), "git": git}))
+    assert trained_by_this_code(run, "abc") is reused
