@@ -97,6 +97,15 @@ def test_the_target_operators_temperatures_are_in_smacs_return_units_and_applied
     assert QmixSettings.from_config(run_cfg("dense")).mellowmax is None  # no operator to scale
 
 
+def test_a_reward_scale_on_smax_divides_the_operators_factor_so_they_stay_in_smacs_units():
+    """SMAX's reward x 10 reaches SMAC's 20: the operators then act with the configured (α, ω, β), c = 20 / (2 x 10)."""
+    scaled = QmixSettings.from_config(run_cfg(env={"backend": "smax", "map": "3m", "reward_scale": 10.0}))
+    assert scaled.schedule["operator_scale"] == 1.0
+    assert scaled.mellowmax == {"operator": "soft_mellowmax", "alpha": 1.0, "omega": 10.0, "beta": 10.0}
+    assert QmixSettings.from_config(run_cfg(env={"backend": "smax", "map": "3m", "reward_scale": 2.0})
+                                    ).schedule["operator_scale"] == 5.0
+
+
 def test_options_are_frozen_and_read_as_the_section():
     options = QmixOptions.of(run_cfg()["qmix"])
     with pytest.raises(AttributeError):

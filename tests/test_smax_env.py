@@ -114,3 +114,16 @@ def test_to_torch_shares_memory():
     x = jnp.arange(6.0).reshape(2, 3)
     t = to_torch(x)
     assert isinstance(t, torch.Tensor) and t.shape == (2, 3) and t.sum().item() == 15.0
+
+
+def test_a_reward_scale_multiplies_smaxs_team_reward_and_changes_nothing_else(env3m):
+    """env.reward_scale (JaxMARL's SMAX Q-learning scales it by 10, to SMAC's return scale): the same seeds and
+    actions give the same episodes, every reward times the scale."""
+    scaled = make_env({"backend": "smax", "map": "3m", "reward_scale": 10.0}, num_envs=N_ENVS)
+    _, outcome, ret, length, end_reward, alive = play(env3m, seed=3)
+    _, outcome10, ret10, length10, end_reward10, alive10 = play(scaled, seed=3)
+    assert np.array_equal(length, length10) and np.array_equal(alive, alive10)
+    assert all(np.array_equal(outcome[k], outcome10[k]) for k in outcome)
+    assert ret.max() > 0 and np.allclose(ret10, 10 * ret, rtol=1e-5)
+    assert np.allclose(end_reward10, 10 * end_reward, rtol=1e-5)
+    scaled.close()

@@ -29,9 +29,10 @@ def scaled_delta_m(delta_m: int, scale: float) -> int:
 MAX_RETURN = {"smac": 20.0, "smax": 2.0}
 
 
-def operator_scale(backend: str) -> float:
-    """c = 20 / the backend's largest episode return: the factor on the target operators' temperatures (MAX_RETURN)."""
-    return MAX_RETURN["smac"] / MAX_RETURN[backend]
+def operator_scale(backend: str, reward_scale: float = 1.0) -> float:
+    """c = 20 / the backend's largest episode return, its reward times `reward_scale` (env.reward_scale): the factor
+    on the target operators' temperatures (MAX_RETURN). SMAX's reward x 10 reaches SMAC's scale: c = 1."""
+    return MAX_RETURN["smac"] / (MAX_RETURN[backend] * reward_scale)
 
 
 # Paper 2's win-rate statistic (paper 2, Table 1): per run, the mean test win rate of its last LAST_K evaluations that

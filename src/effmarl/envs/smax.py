@@ -158,22 +158,23 @@ def _to_numpy(array) -> np.ndarray:
 
 @functools.cache
 def compiled(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_death: bool,
-             normalise_state: bool):
+             normalise_state: bool, reward_scale: float = 1.0):
     """(jaxmarl env, spec, jit(vmap(reset)), jit(vmap(step))) for one configuration, built once per process, so
     every SMAXEnv of that configuration (training and evaluation copies, repeated runs) shares the traced and
     compiled functions; jit compiles once per batch size, and the persistent cache keeps that across runs."""
     import jax
 
     env, spec, reset_one, step_one = functions(map, episode_limit, see_enemy_actions, walls_cause_death,
-                                               normalise_state)
+                                               normalise_state, reward_scale)
     return env, spec, jax.jit(jax.vmap(reset_one)), jax.jit(jax.vmap(step_one))
 
 
 @functools.cache
 def functions(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause_death: bool,
-              normalise_state: bool):
+              normalise_state: bool, reward_scale: float = 1.0):
     """(jaxmarl env, spec, reset_one, step_one): one copy's reset(key) and step(key, state, done, actions), pure JAX
     functions to vmap and jit (here by `compiled`; inside a whole-episode rollout by algos/qmix/smax_runner.py).
+    The team reward is SMAX's times `reward_scale` (config env.reward_scale).
     reset_one(key) -> (key, state, done, (obs [n, d], world state, avail [n, A])); step_one(...) -> (key, state,
     done, (obs, world state, avail, reward, terminated, truncated, won)); see the module docstring."""
     import jax
@@ -247,7 +248,7 @@ def functions(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause
         won = ended & enemies_dead & ~allies_dead
         terminated = ended & decided
         truncated = ended & ~decided
-        reward = jnp.where(done, 0.0, rewards[allies[0]]).astype(jnp.float32)
+        reward = jnp.where(done, 0.0, reward_scale * rewards[allies[0]]).astype(jnp.float32)
         obs, world, avail = observe(new_state)
         return key, new_state, done | ended, (obs, world, avail, reward, terminated, truncated, won)
 
@@ -256,7 +257,8 @@ def functions(map: str, episode_limit: int, see_enemy_actions: bool, walls_cause
 
 class SMAXEnv:
     def __init__(self, map: str = "3m", episode_limit: int | None = None, num_envs: int = 1, backend: str = "smax",
-                 see_enemy_actions: bool = True, walls_cause_death: bool = True, normalise_state: bool = True):
+                 see_enemy_actions: bool = True, walls_cause_death: bool = True, normalise_state: bool = True,
+                 reward_scale: float = 1.0):
         import jax
         import jax.numpy as jnp
 
@@ -264,7 +266,8 @@ class SMAXEnv:
             raise ValueError(f"env.map: {map!r} is not supported; allowed: {', '.join(repr(m) for m in MAPS)}")
         self.map_name = map
         self.num_envs = num_envs
-        args = (map, episode_limit or SMAC_EPISODE_LIMITS[map], see_enemy_actions, walls_cause_death, normalise_state)
+        args = (map, episode_limit or SMAC_EPISODE_LIMITS[map], see_enemy_actions, walls_cause_death, normalise_state,
+                float(reward_scale))
         self._env, self.spec, self._reset, self._step = compiled(*args)
         self.functions = functions(*args)  # the un-jitted one-copy functions, for whole-episode JAX programs
         self._keys = self._state = self._done = None

@@ -122,7 +122,7 @@ def effective_schedule(cfg: dict) -> dict:
     out = {"schedule_scale": scale, "epsilon_anneal_time": max(1, round(q["epsilon_anneal_time"] * scale)),
            "epsilon_start": q["epsilon_start"], "epsilon_finish": q["epsilon_finish"]}
     if "mellowmax" in cfg:
-        out["operator_scale"] = operator_scale(cfg["env"]["backend"])
+        out["operator_scale"] = operator_scale(cfg["env"]["backend"], cfg["env"].get("reward_scale", 1.0))
     if "sparse" in cfg:
         out["delta_m"] = scaled_delta_m(cfg["sparse"]["delta_m"], scale)
         out["burn_in_env_steps"] = round(cfg["mast"]["td_lambda"]["burn_in_fraction"] * budget)
