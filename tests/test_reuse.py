@@ -170,3 +170,11 @@ def test_only_a_run_trained_by_this_commit_from_a_clean_checkout_is_copied_from_
     if git is not None:
         (run / "provenance.json").write_text(json.dumps({"config": run_cfg(), "git": git}))
     assert trained_by_this_code(run, "abc") is reused
+
+
+def test_validate_says_how_many_of_a_profile_s_runs_are_copied(capsys):
+    assert main(["validate", "configs/extended.yaml", "configs/smoke.yaml"]) == 0
+    extended, smoke = capsys.readouterr().out.strip().splitlines()
+    assert "149 runs" in extended and "70 of them copied, not trained" in extended and "70 from configs/default" in \
+        extended
+    assert smoke.endswith("10 of them copied from an earlier run that trains the same thing")

@@ -69,10 +69,18 @@ def _cmd_validate(args) -> int:
             print(f"{path}: valid study catalogue, {len(cat)} studies, {sum(len(r) for r in runs.values())} runs "
                   "as declared")
         else:
-            runs = expand_all(load_profile(path))
+            from effmarl.reuse import copies, reused_profile, sources
+
+            profile = load_profile(path)
+            runs = expand_all(profile)
             total = sum(len(r) for r in runs.values())
+            copied = copies(profile, runs, sources(reused_profile(profile)))
+            reused = sum(not src.startswith(f"{profile['results_dir']}/") for src in copied.values())
+            note = (f"; {len(copied)} of them copied, not trained (effmarl.reuse: {reused} from {profile['reuses']} "
+                    "if it ran at this commit)" if profile.get("reuses") else
+                    f"; {len(copied)} of them copied from an earlier run that trains the same thing") if copied else ""
             print(f"{path}: valid profile, {total} runs in {len(runs)} studies "
-                  f"({', '.join(f'{s}: {len(r)}' for s, r in runs.items())})")
+                  f"({', '.join(f'{s}: {len(r)}' for s, r in runs.items())}){note}")
     return 0
 
 
