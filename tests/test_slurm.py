@@ -17,6 +17,8 @@ import pytest
 from conftest import ROOT
 
 from effmarl.groups import process_groups
+from effmarl.reuse import copies
+from effmarl.reuse import trained as trained_runs
 from effmarl.studies import expand_all, load_profile
 
 OUT = Path(os.environ["EFFMARL_SLURM_OUT"]) if os.environ.get("EFFMARL_SLURM_OUT") else None
@@ -132,8 +134,10 @@ def _smoke() -> dict:
 def test_every_training_run_was_a_completed_slurm_job():
     jobs = (OUT / "slurm-jobs.txt").read_text().split("\n")
     comments = [line.split()[1] for line in jobs if line.strip() and line.split()[2] == "COMPLETED"]
-    runs = expand_all(_smoke())
-    grouped = process_groups(_smoke(), runs)
+    profile = _smoke()
+    # runs copied from an earlier run that trains the same thing (effmarl.reuse) are local copies, not jobs
+    runs = trained_runs(expand_all(profile), copies(profile, expand_all(profile), {}))
+    grouped = process_groups(profile, runs)
     in_lockstep = {(study, rid) for study, ids in grouped.values() for rid in ids}
     # the executor plugin comments each job with its rule and wildcards: rule_train_<kind>_wildcards_<study>_<id>
     # for a run of its own, rule_<group name> for seeds trained in lockstep
@@ -143,6 +147,7 @@ def test_every_training_run_was_a_completed_slurm_job():
     assert {f"rule_{name}" for name in grouped} <= set(comments)
     local = {"rule_aggregate", "rule_figure", "rule_table", "rule_figure_index", "rule_run_config"}
     assert not any(c.split("_wildcards")[0] in local for c in comments), "a local rule was submitted as a job"
+    assert not any(c.startswith("rule_reuse_") for c in comments), "a copy was submitted as a job"
 
 
 @slurm
