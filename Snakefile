@@ -1,5 +1,6 @@
 # effmarl workflow: configs/*.yaml -> runs -> tidy study tables -> figures and tables.
 # `snakemake --cores all` runs configs/default.yaml; choose another profile with --configfile.
+import functools
 import json
 import shlex
 import sys
@@ -32,9 +33,9 @@ try:
     RUNS = expand_all(config)  # {study: {run_id: run config}}, each validated against $defs/run
     # runs copied, not trained (effmarl.reuse): {(study, run_id): source run directory} - those that train what a
     # complete run of the reused profile (`reuses`) or an earlier run of this one trains
-    _COMMIT = git_state()["commit"]
+    _commit = functools.cache(lambda: git_state()["commit"])  # asked only where the profile reuses another
     COPIES = copies(config, RUNS, sources(reused_profile(config),
-                                          complete=lambda run_dir: trained_by_this_code(run_dir, _COMMIT)))
+                                          complete=lambda run_dir: trained_by_this_code(run_dir, _commit())))
 except ConfigError as error:
     print(str(error), file=sys.stderr)
     sys.exit(1)

@@ -178,3 +178,36 @@ def test_validate_says_how_many_of_a_profile_s_runs_are_copied(capsys):
     assert "149 runs" in extended and "70 of them copied, not trained" in extended and "70 from configs/default" in \
         extended
     assert smoke.endswith("10 of them copied from an earlier run that trains the same thing")
+
+
+@pytest.mark.parametrize("same_commit", [True, False])
+def test_the_extended_workflow_copies_a_default_run_trained_at_this_commit_and_trains_one_of_another(tmp_path,
+                                                                                                   same_commit):
+    """The Snakefile's plan (a dry run of configs/extended.yaml beside a results/default holding one complete dense
+    run): copied by a reuse job where that run was trained at this checkout's commit, trained in a batch where not."""
+    import re
+
+    from conftest import ROOT, run_cli
+
+    from effmarl.provenance import git_state
+
+    commit = git_state()["commit"]
+    if commit is None:
+        pytest.skip("not a git checkout: no commit to compare")
+    cfg = expand_all(load_profile(ROOT / "configs" / "default.yaml"))["mast_dense"]["seed-0"]
+    run = tmp_path / "results" / "default" / "mast_dense" / "seed-0"
+    run.mkdir(parents=True)
+    for name in ("metrics.parquet", "phases.parquet", "schedule.json", "model.pt", "sparsity.parquet",
+                 "layers.parquet", "agent_masks.parquet", "topology.parquet"):
+        (run / name).write_text("trained")
+    git = {"commit": commit if same_commit else "0" * 40, "dirty": False}
+    (run / "provenance.json").write_text(json.dumps({"config": cfg, "git": git}))
+    proc = run_cli("snakemake", "-n", "-p", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
+                   "--configfile", str(ROOT / "configs" / "extended.yaml"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    copied = re.search(r"effmarl reuse-run --source results/default/mast_dense/seed-0 --config "
+                       r"results/extended/mast_dense/seed-0/config.yaml", out)
+    assert bool(copied) is same_commit
+    batched = re.search(r"effmarl train [^\n]*--config results/extended/mast_dense/seed-0/config.yaml --out", out)
+    assert bool(batched) is not same_commit
