@@ -11,7 +11,17 @@ import yaml
 from effmarl.cli import main
 from effmarl.config import ConfigError
 from effmarl.groups import process_groups
-from effmarl.reuse import apart, copies, identity, reuse_run, reused_profile, sources, trained, trained_by_this_code
+from effmarl.reuse import (
+    apart,
+    copies,
+    identity,
+    planned,
+    reuse_run,
+    reused_profile,
+    sources,
+    trained,
+    trained_by_this_code,
+)
 from effmarl.studies import expand_all, load_profile
 
 SMAX = {"algo": "qmix", "env": {"backend": "smax", "map": "3m"}, "budget": {"env_steps": 400},
@@ -142,7 +152,7 @@ def test_the_extended_profile_copies_every_run_the_default_trains_and_trains_onl
     buffer and MAST with two: what it trains is OW-QMIX's and RES's Table 1 and the other halves of Figs. 5 and 6."""
     ext = load_profile("configs/extended.yaml")
     runs = expand_all(ext)
-    copied = copies(ext, runs, sources(reused_profile(ext)))
+    copied = planned(ext, runs)
     default_runs = expand_all(load_profile("configs/default.yaml"))
     for study in ("mast_dense", "mast_sweep", "mast_table1", "mast_fig8"):
         for rid in default_runs[study]:

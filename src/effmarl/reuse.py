@@ -140,6 +140,17 @@ def copies(workflow_cfg: dict, runs: dict[str, dict[str, dict]],
     return out
 
 
+def planned(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[tuple[str, str], str]:
+    """`copies` as planned before anything ran: the reused profile's runs taken as run at this commit (the estimate,
+    `effmarl validate`)."""
+    return copies(workflow_cfg, runs, sources(reused_profile(workflow_cfg)))
+
+
+def from_reused(workflow_cfg: dict, copied: dict[tuple[str, str], str]) -> int:
+    """How many of `copied` come from the reused profile (the rest from earlier runs of this one)."""
+    return sum(not src.startswith(f"{workflow_cfg['results_dir']}/") for src in copied.values())
+
+
 def trained(runs: dict[str, dict[str, dict]], copied: dict[tuple[str, str], str]) -> dict[str, dict[str, dict]]:
     """`runs` less the copied ones: what the profile trains (every study kept, possibly with no run)."""
     return {study: {rid: cfg for rid, cfg in by_id.items() if (study, rid) not in copied}

@@ -290,13 +290,13 @@ def dry_run_training_jobs(counts: dict[str, int]) -> int:
 
 
 def estimate(profile_path: str, published: str, dry_run: str | None, cores: list[int]) -> tuple[pd.DataFrame, dict]:
-    from effmarl.reuse import copies, reused_profile, sources, trained
+    from effmarl.reuse import from_reused, planned, trained
     from effmarl.studies import expand_all, load_profile
 
     profile = load_profile(profile_path)
     runs = expand_all(profile)
     # runs copied rather than trained (effmarl.reuse), the reused profile's runs taken as run (it runs first)
-    copied = copies(profile, runs, sources(reused_profile(profile)))
+    copied = planned(profile, runs)
     kinds, prices = published_kinds(Path(published)), qmix_prices(Path(published))
     counts = dry_run_counts(Path(dry_run).read_text()) if dry_run else None
     jobs = jobs_of(profile, trained(runs, copied), kinds, counts, prices)
@@ -318,8 +318,7 @@ def estimate(profile_path: str, published: str, dry_run: str | None, cores: list
                "alone_s": sum(j.seconds / j.cores for j in jobs if j.alone),
                "paper1_makespan_s": {c: makespan(paper1_jobs(jobs), c) for c in cores},
                "training_jobs": int((frame["runs"] > 0).sum()), "runs": int(frame["runs"].sum()),
-               "copied_runs": len(copied), "reused_runs": sum(not src.startswith(f"{profile['results_dir']}/")
-                                                              for src in copied.values()),
+               "copied_runs": len(copied), "reused_runs": from_reused(profile, copied),
                "reuses": profile.get("reuses"),
                "dry_run_training_jobs": None if counts is None else dry_run_training_jobs(counts),
                "per_step_ms": {k: 1000 * v for k, v in qmix_per_step(prices).items()}}

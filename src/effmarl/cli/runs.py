@@ -64,13 +64,13 @@ def _cmd_validate(args) -> int:
             print(f"{path}: valid study catalogue, {len(cat)} studies, {sum(len(r) for r in runs.values())} runs "
                   "as declared")
         else:
-            from effmarl.reuse import copies, reused_profile, sources
+            from effmarl.reuse import from_reused, planned
 
             profile = load_profile(path)
             runs = expand_all(profile)
             total = sum(len(r) for r in runs.values())
-            copied = copies(profile, runs, sources(reused_profile(profile)))
-            reused = sum(not src.startswith(f"{profile['results_dir']}/") for src in copied.values())
+            copied = planned(profile, runs)
+            reused = from_reused(profile, copied)
             note = (f"; {len(copied)} of them copied, not trained (effmarl.reuse: {reused} from {profile['reuses']} "
                     "if it ran at this commit)" if profile.get("reuses") else
                     f"; {len(copied)} of them copied from an earlier run that trains the same thing") if copied else ""
