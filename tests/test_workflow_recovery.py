@@ -28,11 +28,12 @@ TIMING = re.compile(r"(^|_)(time|times|seconds|wall|cpu|sec|s)($|_)|_ms$|_s$")
 
 
 def readme_recovery() -> tuple[list[str], list[str]]:
-    """The README's "After a crash or power loss" item: the same command again, and the extra step it names for a
+    """The "After a crash or power loss" item of the everyday tasks (docs/running.md, where the README sends a reader):
+    the same command again, and the extra step it names for a
     run that still holds Snakemake's lock (`snakemake --unlock`), as word lists."""
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "docs" / "running.md").read_text()
     item = re.search(r"^- \*\*After a crash or power loss\*\*(.*?)(?=^- \*\*|^#)", text, re.S | re.M)
-    assert item, "README.md has no 'After a crash or power loss' item"
+    assert item, "docs/running.md has no 'After a crash or power loss' item"
     commands = [shlex.split(span) for span in re.findall(r"`(snakemake[^`]*)`", item.group(1))]
     unlock = [c for c in commands if "--unlock" in c]
     again = [c for c in commands if "--unlock" not in c]
