@@ -160,8 +160,38 @@ def test_a_missing_published_file_is_named_in_one_line(tmp_path):
     with pytest.raises(ConfigError) as info:
         render(doc.read_text(), doc, tmp_path)
     assert [line.split(": ", 1)[1] for line in info.value.lines] == ["no such published file"] * 2
-    assert set(BLOCKS) == {"paper1-claims", "paper2-claims", "paper2-table1", "default-costs",
+    assert set(BLOCKS) == {"paper1-claims", "paper2-claims", "paper2-table1", "default-costs", "profile-costs",
                            "paper2-sparse-inference"}
+
+
+def test_a_block_at_a_profile_reads_that_profiles_published_directory_beside_the_default(tmp_path):
+    """`NAME@PROFILE` renders block NAME from published/PROFILE (a sibling of --published), links included; the
+    same block without the suffix still reads --published."""
+    import shutil
+
+    published = tmp_path / "published"
+    shutil.copytree(PUBLISHED / "mast" / "tables", published / "default" / "mast" / "tables")
+    shutil.copytree(PUBLISHED / "mast" / "tables", published / "extended" / "mast" / "tables")
+    claims = published / "extended" / "mast" / "tables" / "claims.csv"
+    claims.write_text(claims.read_text().replace("not measured", "MEASURED ELSEWHERE"))
+    for stem in ("costs.csv", "costs.provenance.json"):
+        shutil.copy(PUBLISHED / "mast" / stem, published / "extended" / stem)
+    doc = tmp_path / "docs" / "page.md"
+    doc.parent.mkdir()
+    doc.write_text("".join(f"<!-- published:{n} -->\n<!-- /published:{n} -->\n" for n in (
+        "paper2-claims", "paper2-claims@extended", "profile-costs@extended")))
+    text = render(doc.read_text(), doc, published / "default")
+    default, extended, costs = text.split("<!-- /published:")[:3]
+    assert "not measured" in default and "MEASURED ELSEWHERE" not in default
+    assert "MEASURED ELSEWHERE" in extended and "not measured" not in extended
+    link = re.search(r"\]\(([^)]*claims\.md)\)", extended).group(1)
+    assert (doc.parent / link).resolve() == (published / "extended" / "mast" / "tables" / "claims.md").resolve()
+    # the profile's one costs table, its runs counted from its training rows: no row summing parts
+    assert "| 40 |" in costs and "all of the" not in costs
+    with pytest.raises(ConfigError) as info:
+        render("<!-- published:paper2-claims@paper -->\n<!-- /published:paper2-claims@paper -->\n", doc,
+               published / "default")
+    assert all(line.endswith("no such published file") and "/published/paper/" in line for line in info.value.lines)
 
 
 # ---- the README's commands ----------------------------------------------------------------------------------

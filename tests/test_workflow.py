@@ -102,12 +102,18 @@ def test_each_papers_half_of_the_default_profile_runs_only_its_own_jobs(tmp_path
     assert not {r for r in rules["paper2_part"] if "paper1" in r or r in ("train_offpolicy", "train_random")}
 
 
-def test_slurm_workflow_profile_dry_runs(tmp_path):
+@pytest.mark.parametrize("profile", ["smoke.yaml", "extended.yaml"])
+def test_slurm_workflow_profile_dry_runs(profile, tmp_path):
+    """Through the SLURM profile: the smoke profile (CI's) and the extended one (a cluster's reason to exist), whose
+    runs each get a SLURM request; with no default run of this commit beside it, the extended trains all of them."""
     proc = run_cli("snakemake", "-n", "--snakefile", str(ROOT / "Snakefile"), "--directory", str(tmp_path),
                    "--workflow-profile", str(ROOT / "workflow/profiles/slurm"),
-                   "--configfile", str(ROOT / "configs/smoke.yaml"))
+                   "--configfile", str(ROOT / "configs" / profile))
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "train" in proc.stdout
+    jobs = [b for b in proc.stdout.split("\n\n") if re.search(r"^(local)?rule (train|batch)_", b.strip(), re.M)]
+    assert jobs, proc.stdout[-3000:]
+    # each training job asks SLURM for its time and memory (effmarl.resources), none runs on the submitting node
+    assert all("runtime=" in b and "mem_mb=" in b and "localrule" not in b for b in jobs), jobs[0]
 
 
 def test_default_profile_is_used_without_configfile(tmp_path):

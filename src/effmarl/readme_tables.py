@@ -7,13 +7,17 @@ A Markdown file marks each generated block with a pair of comments naming it:
     <!-- /published:paper1-claims -->
 
 and `effmarl readme-tables README.md docs/results.md docs/costs.md` rewrites every block from the published CSV
-tables and their `.provenance.json` sidecars (`--check` only reports the files whose blocks differ, and exits 1).
-Links in a block are relative to the file it is written into. tests/test_docs.py fails when a block differs from
-what this would write, so a number quoted from `published/` cannot drift from the file it comes from.
+tables and their `.provenance.json` sidecars under `--published` (the default profile's, published/default);
+`--check` only reports the files whose blocks differ, and exits 1. A block named `NAME@PROFILE`
+(`<!-- published:paper2-claims@extended -->`) renders block NAME from that profile's published directory beside
+`--published` (published/extended), so another profile's tables are quoted by the same code. Links in a block are
+relative to the file it is written into. tests/test_docs.py fails when a block differs from what this would write,
+so a number quoted from `published/` cannot drift from the file it comes from.
 
 Blocks (BLOCKS): `paper1-claims`, `paper2-claims` (claim, paper, ours), `paper2-table1` (Table 1 of the default
-profile), `default-costs` (what each part of the default profile cost, from `effmarl costs` tables) and
-`paper2-sparse-inference` (each sparse inference form's speed against dense, from `effmarl bench sparse`).
+profile), `default-costs` (what each part of the default profile cost, from `effmarl costs` tables),
+`profile-costs` (one profile's costs table, as `profile-costs@PROFILE`) and `paper2-sparse-inference` (each sparse
+inference form's speed against dense, from `effmarl bench sparse`).
 """
 
 from __future__ import annotations
@@ -28,8 +32,9 @@ from pathlib import Path
 from effmarl import io
 from effmarl.config import ConfigError
 
-MARKER = re.compile(r"<!-- published:([a-z0-9-]+) -->\n(.*?)<!-- /published:\1 -->", re.S)
-OPEN = re.compile(r"<!-- published:([a-z0-9-]+) -->")
+NAME = r"[a-z0-9-]+(?:@[a-z0-9-]+)?"  # a block, or block@profile
+MARKER = re.compile(rf"<!-- published:({NAME}) -->\n(.*?)<!-- /published:\1 -->", re.S)
+OPEN = re.compile(rf"<!-- published:({NAME}) -->")
 
 
 class Block:
@@ -105,21 +110,26 @@ COST_PARTS = {  # published `effmarl costs` tables of the default profile, in th
 }
 
 
-def _costs(read, link) -> str:
-    rows, wall, work, runs = [], 0.0, 0.0, 0
-    for stem, what in COST_PARTS.items():
-        table = {r["kind"]: r for r in _rows(read(f"{stem}.csv"))}
-        prov = json.loads(read(f"{stem}.provenance.json"))
-        total = table["all jobs"]
-        n_runs = sum(int(r.get("runs") or r["jobs"]) for kind, r in table.items() if kind.startswith("training: "))
-        wall, work, runs = wall + prov["wall_s"], work + float(total["job_s"]), runs + n_runs
-        rows.append([f"[{what}]({link(stem + '.md')})", str(n_runs), f"{prov['wall_s'] / 60:.1f} min",
-                     f"{float(total['job_s']) / 60:.1f}", f"{float(total['longest_s']):.0f} s",
-                     f"{float(total['peak_rss_mb']) / 1024:.2f} GB", prov["finished_at"][:10]])
-    rows.append(["all of the default profile", str(runs), f"{wall / 60:.1f} min ({wall / 3600:.1f} h)",
-                 f"{work / 60:.1f}", "", "", ""])
-    return _table(["part (its costs table)", "runs", "wall, 2 cores", "job-minutes", "longest job",
-                   "peak memory of a job", "finished"], rows) + "\n"
+def _costs(parts: dict[str, str], total_row: str = "") -> Callable:
+    """A table of what each part of a published profile cost (`effmarl costs` tables, stem -> what it holds), with a
+    row summing them (`total_row`, its first cell) where there are several."""
+    def render(read, link) -> str:
+        rows, wall, work, runs = [], 0.0, 0.0, 0
+        for stem, what in parts.items():
+            table = {r["kind"]: r for r in _rows(read(f"{stem}.csv"))}
+            prov = json.loads(read(f"{stem}.provenance.json"))
+            total = table["all jobs"]
+            n_runs = sum(int(r.get("runs") or r["jobs"]) for kind, r in table.items() if kind.startswith("training: "))
+            wall, work, runs = wall + prov["wall_s"], work + float(total["job_s"]), runs + n_runs
+            rows.append([f"[{what}]({link(stem + '.md')})", str(n_runs), f"{prov['wall_s'] / 60:.1f} min",
+                         f"{float(total['job_s']) / 60:.1f}", f"{float(total['longest_s']):.0f} s",
+                         f"{float(total['peak_rss_mb']) / 1024:.2f} GB", prov["finished_at"][:10]])
+        if len(parts) > 1:
+            rows.append([total_row, str(runs), f"{wall / 60:.1f} min ({wall / 3600:.1f} h)",
+                         f"{work / 60:.1f}", "", "", ""])
+        return _table(["part (its costs table)", "runs", "wall, 2 cores", "job-minutes", "longest job",
+                       "peak memory of a job", "finished"], rows) + "\n"
+    return render
 
 
 SPARSE_BENCH = "bench/bench_sparse"  # the default profile's `effmarl bench sparse` table, under published/default
@@ -147,33 +157,47 @@ BLOCKS: dict[str, Block] = {
     "paper2-claims": Block(("mast/tables/claims.csv", "mast/tables/claims.provenance.json"),
                            _claims("mast/tables/claims")),
     "paper2-table1": Block(("mast/tables/table1.csv", "mast/tables/table1.provenance.json"), _table1),
-    "default-costs": Block(tuple(f"{s}.{e}" for s in COST_PARTS for e in ("csv", "provenance.json")), _costs),
+    "default-costs": Block(tuple(f"{s}.{e}" for s in COST_PARTS for e in ("csv", "provenance.json")),
+                           _costs(COST_PARTS, "all of the default profile")),
+    # one profile's costs table at its published root (`profile-costs@extended`)
+    "profile-costs": Block(("costs.csv", "costs.provenance.json"), _costs({"costs": "every job of the profile"})),
     "paper2-sparse-inference": Block(tuple(f"{SPARSE_BENCH}.{e}" for e in ("csv", "provenance.json")),
                                      _sparse_inference),
 }
 
 
+def _split(name: str, published: Path) -> tuple[str, Path]:
+    """(block, the published directory it reads) of a marker's name: `NAME` reads `published`, `NAME@PROFILE` the
+    profile's directory beside it."""
+    block, _, profile = name.partition("@")
+    return block, (published.parent / profile if profile else published)
+
+
 def render(text: str, where: Path, published: Path) -> str:
-    """`text` (the Markdown file at `where`) with every block regenerated from `published`."""
+    """`text` (the Markdown file at `where`) with every block regenerated from `published` (or, for `NAME@PROFILE`,
+    from the profile's directory beside it)."""
     names = OPEN.findall(text)
     closed = [m.group(1) for m in MARKER.finditer(text)]
     problems = [f"{where}: block {n!r} has no closing <!-- /published:{n} -->" for n in names if n not in closed]
-    problems += [f"{where}: unknown block {n!r} (known: {', '.join(BLOCKS)})" for n in names if n not in BLOCKS]
-    missing = sorted({str(published / s) for n in names if n in BLOCKS for s in BLOCKS[n].sources
-                      if not (published / s).is_file()})
+    problems += [f"{where}: unknown block {n!r} (known: {', '.join(BLOCKS)}, each also as NAME@PROFILE)"
+                 for n in names if _split(n, published)[0] not in BLOCKS]
+    missing = sorted({str(root / s) for n in names for b, root in [_split(n, published)] if b in BLOCKS
+                      for s in BLOCKS[b].sources if not (root / s).is_file()})
     problems += [f"{m}: no such published file" for m in missing]
     if problems:
         raise ConfigError(problems, "effmarl readme-tables")
 
-    def read(rel: str) -> str:
-        return (published / rel).read_text()
-
-    def link(rel: str) -> str:
-        return Path(os.path.relpath(published / rel, where.resolve().parent)).as_posix()
-
     def block(match: re.Match) -> str:
         name = match.group(1)
-        return f"<!-- published:{name} -->\n{BLOCKS[name].render(read, link)}<!-- /published:{name} -->"
+        kind, root = _split(name, published)
+
+        def read(rel: str) -> str:
+            return (root / rel).read_text()
+
+        def link(rel: str) -> str:
+            return Path(os.path.relpath(root / rel, where.resolve().parent)).as_posix()
+
+        return f"<!-- published:{name} -->\n{BLOCKS[kind].render(read, link)}<!-- /published:{name} -->"
 
     return MARKER.sub(block, text)
 
