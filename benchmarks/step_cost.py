@@ -76,6 +76,12 @@ def points() -> list[dict]:
     # measured ratio at N = 3 and 12): appended last so the rows above keep their names
     for n in (24, 48):
         out.append({**out[0], "env": {**out[0]["env"], "n_agents": n}})
+    # OW-QMIX and RES-QMIX with per-agent networks (the layout sparse runs train), dense: their update against
+    # QMIX's is not the shared networks' ratio (appended last, as above)
+    for algo in ("ow_qmix", "res_qmix"):
+        out.append({"algo": algo, "seed": 0, "env": {"backend": "smax", "map": "3m"},
+                    "budget": {"env_steps": QMIX_STEPS}, "sparse": {"method": "dense", "sparsity": 0.9},
+                    "qmix": {**qmix, "shared_params": False}})
     return out
 
 

@@ -254,6 +254,27 @@ def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(t
     assert t8.iloc[0]["ω = 10"].startswith("0.200") and t8.iloc[0]["ω = 10"].endswith("(n=2)*")
 
 
+def test_an_ablation_row_is_compared_with_the_default_settings_runs_by_fiellers_interval(tmp_path):
+    """Tables 6-10: each value's mean / the default's (B1:B2 = 3) with stats.ratio_interval's bounds on the same
+    runs, what the interval shows, and one seed named as why there is none."""
+    from effmarl.analysis.metrics.stats import ratio_interval
+
+    low, default = [0.2, 0.3, 0.25], [0.5, 0.6, 0.55]
+    b = summary("mast_abl_b1b2", [({"cfg.mast.dual_buffer.batch_ratio": r}, w) for r, w in
+                                  ((1, low), (3, default), (7, [0.6, 0.5, 0.55]), (5, [0.5]))])
+    t = mast_table9.make([f"metrics={write(b, tmp_path / 'b.parquet')}"]).set_index("b1:b2")
+    lo, hi = ratio_interval(low, default)
+    assert t.loc[1, "ratio"] == pytest.approx(0.25 / 0.55, abs=1e-3)
+    assert (t.loc[1, "ratio_lo"], t.loc[1, "ratio_hi"]) == pytest.approx((lo, hi), abs=1e-3) and hi < 1
+    assert t.loc[1, "vs_default"] == f"0.455 [{lo:.3f}, {hi:.3f}] below"
+    assert t.loc[1, "p_improvement"] == 0.0 and t.loc[3, "vs_default"] == "default"
+    assert t.loc[7, "ratio"] == 1.0 and t.loc[7, "vs_default"].endswith("no difference shown")
+    assert t.loc[5, "vs_default"] == "0.909 no interval (1 seed)"
+    no_default = b[b["cfg.mast.dual_buffer.batch_ratio"] != 3]
+    t = mast_table9.make([f"metrics={write(no_default, tmp_path / 'n.parquet')}"])
+    assert (t["vs_default"] == "no default run").all()
+
+
 def test_table1_and_the_selection_refuse_runs_trained_alike_in_name_only(tmp_path):
     """Every method of a Table-1 cell is trained with identical settings (paper 2): a dense model with a larger
     update ratio than the sweep is refused before any statistic is computed; another map's cell may differ."""

@@ -54,6 +54,21 @@ def test_relative_costs_are_the_measured_ratios_without_discounts():
     assert measured.sparse_factor == pytest.approx(max(1.0, sparse))
 
 
+def test_a_variant_with_per_agent_networks_is_priced_by_its_own_per_agent_point_where_one_was_measured():
+    """OW-QMIX / RES-QMIX per-agent: their measured per-agent update / QMIX's shared (no discount); QMIX's own
+    per-agent factor where no point of the variant was measured; shared networks unchanged."""
+    cost = _table().set_index("point")["update_s"]
+    base = cost["08_qmix_3m"]
+    for algo, point in (("ow_qmix", "18_ow_qmix_3m_dense_peragent"), ("res_qmix", "19_res_qmix_3m_dense_peragent"),
+                        ("qmix", "14_qmix_3m_dense_peragent")):
+        assert step_costs.qmix_factor(algo, shared=False) == pytest.approx(max(1.0, cost[point] / base)), algo
+    rows = [r for r in csv.DictReader(TABLE.read_text().splitlines()) if r["point"] != "18_ow_qmix_3m_dense_peragent"]
+    without = step_costs.parse(rows)
+    assert step_costs.qmix_factor("ow_qmix", without, shared=False) == pytest.approx(
+        without.variant_factor["ow_qmix"] * without.per_agent_factor)
+    assert step_costs.qmix_factor("ow_qmix", without) == step_costs.qmix_factor("ow_qmix")
+
+
 def test_interpolation_is_log_log_and_extrapolates_the_nearest_segment():
     points = {3: 1.0, 12: 16.0}  # slope 2 in log-log
     assert step_costs.interpolate(points, 3) == 1.0

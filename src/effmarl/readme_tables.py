@@ -10,7 +10,7 @@ and `effmarl readme-tables README.md docs/results.md docs/costs.md` rewrites eve
 tables and their `.provenance.json` sidecars under `--published` (the default profile's, published/default);
 `--check` only reports the files whose blocks differ, and exits 1. A block named `NAME@PROFILE`
 (`<!-- published:paper2-claims@extended -->`) renders block NAME from that profile's published directory beside
-`--published` (published/extended), so another profile's tables are quoted by the same code. Links in a block are
+`--published` (`published/<profile>`), so another profile's tables are quoted by the same code. Links in a block are
 relative to the file it is written into. tests/test_docs.py fails when a block differs from what this would write,
 so a number quoted from `published/` cannot drift from the file it comes from.
 

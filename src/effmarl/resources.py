@@ -148,9 +148,7 @@ def qmix_updates(cfg: dict) -> float:
 def qmix_seconds(cfg: dict) -> float:
     env_map, q, steps = cfg["env"]["map"], cfg.get("qmix", {}), cfg["budget"]["env_steps"]
     costs = step_costs.measured()
-    factor = step_costs.qmix_factor(cfg["algo"], costs)
-    if not q.get("shared_params", True):
-        factor *= costs.per_agent_factor
+    factor = step_costs.qmix_factor(cfg["algo"], costs, shared=q.get("shared_params", True))
     if method(cfg.get("sparse", {}).get("method", "dense")).cost != "dense":  # its cost kind (effmarl/methods.py)
         factor *= costs.sparse_factor
     # acting was measured with 8 copies per round; fewer copies share the per-call cost among fewer steps, so

@@ -22,7 +22,10 @@ Paper 2 (the QMIX family on SMAX, at 8 episode copies and 8 updates per round): 
 seconds per env step (act_s), seconds per learner update (update_s) and env steps per episode (episode_len);
 relative update costs on 3m, each max(1, measured ratio) (no discount: the machine is shared and a late job is lost
 work): each variant against the family's base (variants.BASE_VARIANT), per-agent networks against shared, MAST
-against dense per-agent. A variant not measured is priced as the dearest measured one.
+against dense per-agent. A variant with per-agent networks is priced by its own measured per-agent point where there
+is one (OW-QMIX's per-agent update costs less against QMIX's than its shared one does: the ratio is not the
+product), else by its shared factor x the base's per-agent factor. A variant not measured is priced as the dearest
+measured one.
 
 effmarl.resources turns these into SLURM requests, effmarl.analysis.envelope into a profile's estimate.
 """
@@ -56,6 +59,7 @@ class StepCosts:
     episode_len: dict[str, float]
     variant_factor: dict[str, float]
     per_agent_factor: float
+    per_agent_variant_factor: dict[str, float]
     sparse_factor: float
 
 
@@ -74,7 +78,7 @@ def parse(rows: list[dict[str, str]], source: str = TABLE) -> StepCosts:
     """The prices in the table's rows (csv.DictReader's strings); one line naming the file for a missing point."""
     offpolicy: dict[tuple[str, str], dict[int, tuple[float, float]]] = {}
     peak: dict[int, float] = {}
-    act, update, length, dense_3m, method_3m = {}, {}, {}, {}, {}
+    act, update, length, dense_3m, method_3m, per_agent_3m = {}, {}, {}, {}, {}, {}
     for row in rows:
         if row["env"].startswith("mpe N="):
             n = int(row["env"].removeprefix("mpe N="))
@@ -86,6 +90,10 @@ def parse(rows: list[dict[str, str]], source: str = TABLE) -> StepCosts:
                 length[row["env"]] = float(row["episode_len"])
             if row["env"] == FACTOR_MAP:
                 dense_3m[row["algo"]] = float(row["update_s"])
+        elif row["env"] == FACTOR_MAP and row["method"] == "dense per-agent":
+            per_agent_3m[row["algo"]] = float(row["update_s"])
+            if row["algo"] == BASE_VARIANT:
+                method_3m[row["method"]] = float(row["update_s"])
         elif row["algo"] == BASE_VARIANT and row["env"] == FACTOR_MAP:
             method_3m[row["method"]] = float(row["update_s"])
     needed = {f"{REFERENCE[0]} on the {REFERENCE[1]} storage": REFERENCE in offpolicy,
@@ -99,6 +107,7 @@ def parse(rows: list[dict[str, str]], source: str = TABLE) -> StepCosts:
     return StepCosts(offpolicy, peak, act, update, length,
                      variant_factor={algo: max(1.0, cost / base) for algo, cost in dense_3m.items()},
                      per_agent_factor=max(1.0, method_3m["dense per-agent"] / base),
+                     per_agent_variant_factor={algo: max(1.0, cost / base) for algo, cost in per_agent_3m.items()},
                      sparse_factor=max(1.0, method_3m["mast per-agent"] / method_3m["dense per-agent"]))
 
 
@@ -124,7 +133,12 @@ def offpolicy_costs(algo: str, storage: str, n: int, batch: int = ROUND_BATCH,
     return out[0], out[1] * batch / ROUND_BATCH
 
 
-def qmix_factor(algo: str, costs: StepCosts | None = None) -> float:
-    """Paper 2: a variant's learner update against the base variant's (the dearest measured one if not measured)."""
-    factors = (costs or measured()).variant_factor
-    return factors.get(algo, max(factors.values()))
+def qmix_factor(algo: str, costs: StepCosts | None = None, shared: bool = True) -> float:
+    """Paper 2: a variant's learner update against the base variant's with shared networks (the dearest measured
+    one if not measured); with per-agent networks (`shared` False) its own per-agent point's, else that x the base's
+    per-agent factor (module doc)."""
+    costs = costs or measured()
+    if not shared and algo in costs.per_agent_variant_factor:
+        return costs.per_agent_variant_factor[algo]
+    factors = costs.variant_factor
+    return factors.get(algo, max(factors.values())) * (1.0 if shared else costs.per_agent_factor)

@@ -7,6 +7,7 @@ Figures and tables import from here (and from `analysis.io` for reading inputs a
 colours, names and drawing helpers), never from each other; nothing here imports from those."""
 
 from effmarl.analysis.metrics.ablations import (
+                                             VS_DEFAULT,
                                              ablation,
                                              components_ablation,
                                              operator_of,
@@ -104,7 +105,7 @@ from effmarl.analysis.metrics.table1 import (
 
 __all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
            "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
-           "RUN_COLUMNS", "ablation", "cell_sparsity", "chosen_sparsity",
+           "RUN_COLUMNS", "VS_DEFAULT", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",
            "evaluations", "final_win_rate",
            "flops_averages", "interval_text", "learning_curve_runs", "operator_of", "shown_runs",

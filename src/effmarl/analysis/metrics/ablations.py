@@ -129,18 +129,60 @@ def used_delta_m(metrics: pd.DataFrame) -> pd.Series:
         lambda v: "/".join(str(x) for x in sorted(set(v))))
 
 
+# What the ablation tables' comparison with the default setting says (their captions quote it)
+VS_DEFAULT = ("mean / the default setting's mean with its 95 % Fieller interval (over the seeds of both) and what "
+              "the interval shows: below or above the default by its whole interval, else no difference shown")
+
+
 def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.DataFrame:
-    """An ablation table: per value of the varied `keys` (and per algo/map if several), the win-rate statistic and
-    `default` (the value is the configuration's default for every key)."""
+    """An ablation table: per value of the varied `keys` (and per algo/map if several), the win-rate statistic,
+    `default` (the value is the configuration's default for every key) and, against the default setting's runs of
+    its algo/map, `ratio` = mean / default mean with its 95 % Fieller interval (`ratio_lo`, `ratio_hi`,
+    stats.ratio_interval through versus_dense, NaN where a side has one seed or the default's interval reaches 0) and
+    `p_improvement`, the probability that a run of the value beats a run of the default (0.5 = no difference); NaN
+    where no run holds the default."""
     extra = [c for c in (ALGO, MAP) if c in metrics and metrics[c].nunique() > 1]
-    table = seed_stats(final_win_rate(metrics, k), extra + keys)
-    default = pd.Series(True, index=table.index)
-    for key in keys:
-        if key in ablation_defaults():
-            default &= np.isclose(table[key].astype(float), float(ablation_defaults()[key]))
-    table["default"] = default
+    per_run = final_win_rate(metrics, k)
+    table = seed_stats(per_run, extra + keys)
+
+    def at_default(frame: pd.DataFrame) -> pd.Series:
+        out = pd.Series(True, index=frame.index)
+        for key in keys:
+            if key in ablation_defaults():
+                out &= np.isclose(frame[key].astype(float), float(ablation_defaults()[key]))
+        return out
+
+    table["default"] = at_default(table)
     table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["mean_lo"], table["mean_hi"], strict=True)]
-    return table
+    cell = extra or ["_cell"]
+    runs = per_run.assign(_cell=0)
+    ref = versus_dense(runs, runs[at_default(runs)], list(dict.fromkeys(cell + keys)), cell).rename(
+        columns={"normalised_lo": "ratio_lo", "normalised_hi": "ratio_hi", "normalised_why": "_why"})
+    ref = ref[[*extra, *keys, *COMPONENTS_RATIO_COLUMNS[1:], "_why"]]
+    base = table[table["default"]].assign(_cell=0).groupby(cell)["mean"].first().rename("_default_mean")
+    table = table.assign(_cell=0).join(base, on=cell).merge(ref, on=extra + keys, how="left")
+    table["ratio"] = (table["mean"] / table["_default_mean"]).where(table["_default_mean"] > 0)
+    table["vs_default"] = [_versus_default(*row) for row in zip(
+        table["default"], table["_default_mean"].notna(), table["ratio"], table["ratio_lo"], table["ratio_hi"],
+        table["_why"].fillna(""), strict=True)]
+    ratios = ["ratio", "ratio_lo", "ratio_hi", "p_improvement"]
+    table = table.drop(columns=["_cell", "_default_mean", "_why"])
+    table = table[[c for c in table if c not in ratios and c != "vs_default"] + ratios + ["vs_default"]]
+    return table.round({c: 3 for c in ratios})
+
+
+def _versus_default(is_default: bool, has_default: bool, ratio: float, lo: float, hi: float, why: str) -> str:
+    """An ablation row against the default setting: 'default', 'no default run', or the ratio with its interval and
+    what the interval shows ('below' / 'above' the default by its whole interval, else 'no difference shown')."""
+    if is_default:
+        return "default"
+    if not has_default:
+        return "no default run"
+    if pd.isna(ratio) or pd.isna(lo):
+        point = "" if pd.isna(ratio) else f"{ratio:.3f} "
+        return f"{point}no interval ({why.replace('dense', 'default')})"
+    shown = "below" if hi < 1 else "above" if lo > 1 else "no difference shown"
+    return f"{ratio:.3f} {interval_text(lo, hi, 3)} {shown}"
 
 
 def operator_of(frame: pd.DataFrame) -> pd.Series:

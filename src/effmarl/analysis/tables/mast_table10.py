@@ -7,13 +7,13 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, ablation, judge, used_delta_m
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge, used_delta_m
 
 KEY = "cfg.sparse.delta_m"
 CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the mask update interval Δm'
            ' in gradient updates (paper: 200): `Δm` as configured, `Δm used` as the runs used it (scaled by '
            'budget / 2 M env steps when the schedules scale with the budget). Win rate: ' + STATISTIC
-           + "; std over seeds; `seeds` = runs per row.")
+           + "; std over seeds; `seeds` = runs per row; `vs_default`: " + VS_DEFAULT + ".")
 REPRODUCES = "Paper 2, Table 10."
 CLAIM = "Δm = 200 updates is a good topology-update interval."
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, ablation, judge
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge
 
 KEY = "cfg.mast.td_lambda.burn_in_fraction"
 CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
            'TD(λ) as a fraction of the budget (paper: T0 = 0.75 M of 2 M steps). Win rate: ' + STATISTIC + '; std '
-           'over seeds; `seeds` = runs per row.')
+           'over seeds; `seeds` = runs per row; `vs_default`: ' + VS_DEFAULT + '.')
 REPRODUCES = "Paper 2, Table 6."
 CLAIM = "One-step targets first, λ-returns after a burn-in (paper: T0 = 0.75 M of 2 M steps) work best."
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, ablation, judge
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge
 
 ALPHA, OMEGA = "cfg.mellowmax.alpha", "cfg.mellowmax.omega"
 CAPTION = ("Paper 2, Table 8 on SMAX 3m (MAST-QMIX, one sparsity): win rate over Soft Mellowmax's α (rows) and ω "
-           "(columns). Cell: " + STATISTIC + ", and n = seeds; * marks the default (α = 1, ω = 10).")
+           "(columns). Cell: " + STATISTIC + ", and n = seeds; * marks the default (α = 1, ω = 10); then " + VS_DEFAULT
+           + ".")
 REPRODUCES = "Paper 2, Table 8."
 CLAIM = "Soft Mellowmax is robust over a range of (α, ω)."
 
@@ -21,7 +22,8 @@ INPUTS = {"metrics": {"study": "mast_abl_smm", "doc": "metrics.summary.parquet o
 def _cell(row) -> str:
     mark = "*" if row["default"] else ""
     interval = "" if pd.isna(row["mean_lo"]) else f" [{row['mean_lo']:.2f}, {row['mean_hi']:.2f}]"
-    return f"{row['mean']:.3f}{interval} (n={int(row['seeds'])}){mark}"
+    versus = "" if row["default"] else f"; vs default {row['vs_default']}"
+    return f"{row['mean']:.3f}{interval} (n={int(row['seeds'])}){mark}{versus}"
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:

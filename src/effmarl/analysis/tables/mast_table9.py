@@ -7,11 +7,12 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, ablation, judge
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge
 
 KEY = "cfg.mast.dual_buffer.batch_ratio"
 CAPTION = ('Paper 2, Table 9 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the dual-buffer batch split '
-           'b1:b2, given as b1/b2 (paper: 3:1). Win rate: ' + STATISTIC + "; std over seeds; `seeds` = runs per row.")
+           'b1:b2, given as b1/b2 (paper: 3:1). Win rate: ' + STATISTIC
+           + "; std over seeds; `seeds` = runs per row; `vs_default`: " + VS_DEFAULT + ".")
 REPRODUCES = "Paper 2, Table 9."
 CLAIM = "A 3:1 split between the large and the small buffer works best."
 
