@@ -92,23 +92,21 @@ def parse(rows: list[dict[str, str]], source: str = TABLE) -> StepCosts:
                 dense_3m[row["algo"]] = float(row["update_s"])
         elif row["env"] == FACTOR_MAP and row["method"] == "dense per-agent":
             per_agent_3m[row["algo"]] = float(row["update_s"])
-            if row["algo"] == BASE_VARIANT:
-                method_3m[row["method"]] = float(row["update_s"])
         elif row["algo"] == BASE_VARIANT and row["env"] == FACTOR_MAP:
             method_3m[row["method"]] = float(row["update_s"])
     needed = {f"{REFERENCE[0]} on the {REFERENCE[1]} storage": REFERENCE in offpolicy,
               f"{BASE_VARIANT} dense on {FACTOR_MAP}": BASE_VARIANT in dense_3m,
               f"{BASE_VARIANT} 'dense per-agent' and 'mast per-agent' on {FACTOR_MAP}":
-                  {"dense per-agent", "mast per-agent"} <= set(method_3m)}
+                  BASE_VARIANT in per_agent_3m and "mast per-agent" in method_3m}
     missing = [what for what, present in needed.items() if not present]
     if missing:
         raise ValueError(f"{source}: no measured point for {', '.join(missing)} (benchmarks/step_cost.py)")
     base = dense_3m[BASE_VARIANT]
+    per_agent = {algo: max(1.0, cost / base) for algo, cost in per_agent_3m.items()}
     return StepCosts(offpolicy, peak, act, update, length,
                      variant_factor={algo: max(1.0, cost / base) for algo, cost in dense_3m.items()},
-                     per_agent_factor=max(1.0, method_3m["dense per-agent"] / base),
-                     per_agent_variant_factor={algo: max(1.0, cost / base) for algo, cost in per_agent_3m.items()},
-                     sparse_factor=max(1.0, method_3m["mast per-agent"] / method_3m["dense per-agent"]))
+                     per_agent_factor=per_agent[BASE_VARIANT], per_agent_variant_factor=per_agent,
+                     sparse_factor=max(1.0, method_3m["mast per-agent"] / per_agent_3m[BASE_VARIANT]))
 
 
 @cache

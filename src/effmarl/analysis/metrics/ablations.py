@@ -156,7 +156,7 @@ def ablation(metrics: pd.DataFrame, keys: list[str], k: int = LAST_K) -> pd.Data
     table["interval"] = [interval_text(lo, hi, 3) for lo, hi in zip(table["mean_lo"], table["mean_hi"], strict=True)]
     cell = extra or ["_cell"]
     runs = per_run.assign(_cell=0)
-    ref = versus_dense(runs, runs[at_default(runs)], list(dict.fromkeys(cell + keys)), cell).rename(
+    ref = versus_dense(runs, runs[at_default(runs)], list(dict.fromkeys(cell + keys)), cell, of_ref="default").rename(
         columns={"normalised_lo": "ratio_lo", "normalised_hi": "ratio_hi", "normalised_why": "_why"})
     ref = ref[[*extra, *keys, *COMPONENTS_RATIO_COLUMNS[1:], "_why"]]
     base = table[table["default"]].assign(_cell=0).groupby(cell)["mean"].first().rename("_default_mean")
@@ -180,7 +180,7 @@ def _versus_default(is_default: bool, has_default: bool, ratio: float, lo: float
         return "no default run"
     if pd.isna(ratio) or pd.isna(lo):
         point = "" if pd.isna(ratio) else f"{ratio:.3f} "
-        return f"{point}no interval ({why.replace('dense', 'default')})"
+        return f"{point}no interval ({why})"
     shown = "below" if hi < 1 else "above" if lo > 1 else "no difference shown"
     return f"{ratio:.3f} {interval_text(lo, hi, 3)} {shown}"
 

@@ -214,14 +214,15 @@ def no_interval_why(lo, mine, ref, of_ref: str) -> str:
 
 
 def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: list[str], cell: list[str],
-                 value: str = "win_rate", tolerance: float = TOLERANCE) -> pd.DataFrame:
+                 value: str = "win_rate", tolerance: float = TOLERANCE, of_ref: str = "dense") -> pd.DataFrame:
     """Per group of `keys` of `per_run_values`, against the dense runs of its `cell` (the (algo, map) columns):
     `normalised_lo` / `normalised_hi`, Fieller's 95 % interval of mean / dense mean (stats.ratio_interval),
     `p_improvement`, the probability that a run of the group beats a dense run (stats.probability_of_improvement;
     0.5 = no difference), and `seeds_needed`, the seeds per method at which the interval would decide the 3 % verdict
     (versus_tolerance) at the measured spread (metrics.power.seeds_needed; NaN where it is decided already or cannot
     be estimated). NaN bounds where a side has too few runs (one seed has no interval) or where dense's mean is not
-    clear of 0 (the ratio is unbounded); `normalised_why` says which ('' where there is an interval)."""
+    clear of 0 (the ratio is unbounded); `normalised_why` says which ('' where there is an interval), naming the
+    reference runs `of_ref`."""
     rows = []
     dense = {k if isinstance(k, tuple) else (k,): g[value].to_numpy(dtype=float)
              for k, g in dense_runs.groupby(cell, dropna=False)}
@@ -233,7 +234,7 @@ def versus_dense(per_run_values: pd.DataFrame, dense_runs: pd.DataFrame, keys: l
         bar = 1 - tolerance
         decided = np.isfinite(lo) and (lo >= bar - 1e-12 or hi < bar - 1e-12)
         rows.append({**_keyed(keys, values), "normalised_lo": lo, "normalised_hi": hi,
-                     "normalised_why": no_interval_why(lo, mine, ref, "dense"),
+                     "normalised_why": no_interval_why(lo, mine, ref, of_ref),
                      "p_improvement": probability_of_improvement(mine, ref),
                      "seeds_needed": np.nan if decided else seeds_needed(mine, ref, bar)})
     return pd.DataFrame(rows, columns=[*keys, *VS_DENSE_COLUMNS])
