@@ -1,6 +1,6 @@
 """The `effmarl` command line: the parser, built from the sub-command modules (runs: train, validate, run-config,
-reuse-run, aggregate; outputs: figure, table, index, readme-tables, costs; measure: counters, sampling-bench, bench,
-env-info), and `main`, which turns every error into one line and an exit status."""
+reuse-run, carry-runs, aggregate; outputs: figure, table, index, readme-tables, costs; measure: counters,
+sampling-bench, bench, env-info), and `main`, which turns every error into one line and an exit status."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The `effmarl` sub-commands of runs and their workflow: train, validate, run-config, reuse-run, aggregate."""
+"""The `effmarl` sub-commands of runs and their workflow: train, validate, run-config, reuse-run, carry-runs,
+aggregate."""
 
 from __future__ import annotations
 
@@ -106,6 +107,16 @@ def _cmd_reuse_run(args) -> int:
     return 0
 
 
+def _cmd_carry_runs(args) -> int:
+    from effmarl.carry import carry
+
+    runs, records, training = carry(args.source, args.dest)
+    print(f"{args.dest}: {len(runs)} complete runs and {len(records)} benchmark records copied from {args.source}"
+          + (f"; {len(training)} runs still training left behind (their checkpoints do not travel)" if training
+             else ""))
+    return 0
+
+
 def _cmd_aggregate(args) -> int:
     from effmarl import io
     from effmarl.analysis.aggregate import aggregate
@@ -144,6 +155,13 @@ def register(sub) -> None:
     p.add_argument("--config", required=True, help="results/<study>/<run_id>/config.yaml of the run it stands for")
     p.add_argument("--out", required=True, help="results/<study>/<run_id>")
     p.set_defaults(func=_cmd_reuse_run)
+
+    p = sub.add_parser("carry-runs", help="copy the complete runs and the jobs' benchmark records of a results tree "
+                       "to another (to keep finished work when a machine is given back, and to put it back before "
+                       "the workflow resumes; effmarl.carry)")
+    p.add_argument("--from", dest="source", required=True, help="a results tree, e.g. results/extended")
+    p.add_argument("--to", dest="dest", required=True, help="where the complete runs go, the same layout")
+    p.set_defaults(func=_cmd_carry_runs)
 
     p = sub.add_parser("aggregate", help="concatenate one table of many runs into a tidy study table")
     p.add_argument("tables", nargs="+", help="results/<study>/<run_id>/<table>.parquet files")
