@@ -230,6 +230,36 @@ def test_every_paper2_table_of_one_seed_carries_the_stamp_in_its_csv_and_above_i
     assert json.loads(stem.with_suffix(".provenance.json").read_text())["evidence"] == stamp
 
 
+@pytest.mark.parametrize("name", ["mast_table6", "mast_table7", "mast_table8", "mast_table9", "mast_table10",
+                                  "mast_fig5"])
+def test_an_ablation_given_mast_dense_checks_the_plateau_of_dense_in_its_own_cell_only(name, tmp_path):
+    """Tables 6-10 and Fig. 5 hold no dense model of their own: given the profile's dense runs they judge the budget
+    by dense's plateau in their cell (QMIX on 3m here), never by another algorithm's; without them they say the
+    plateau was not checked (in the evidence text; these synthetic inputs have too few seeds to be evidence)."""
+    kind = "figure" if name == "mast_fig5" else "table"
+    module = importlib.import_module((FIGURES if kind == "figure" else TABLES)[name])
+    own = inputs_for(name, tmp_path) if kind == "figure" else _ablation_inputs(tmp_path)[name]
+
+    def verdict(dense) -> str:
+        inputs = own + ([f"dense={write(dense, tmp_path / 'dense.parquet')}"] if dense is not None else [])
+        made = module.make(inputs)
+        if kind == "figure":
+            fig = made[0]
+            text = " ".join(t.get_text().replace("\n", " ") for t in fig.texts if t.get_text().startswith(
+                ("illustrative", "evidence")))
+            plt.close("all")
+            return text
+        return made.attrs["evidence"]
+
+    learning = dense_runs([(0.5, 0.8)] * 3)  # qmix/3m rises +0.30: still learning
+    other = dense_runs([(0.5, 0.8)] * 3, **{"cfg.algo": "ow_qmix"})
+    flat = dense_runs([(0.8, 0.8)] * 3)
+    assert "dense still learning" in verdict(learning) and "qmix/3m +0.30 > 0.03" in verdict(learning)
+    assert "still learning" not in verdict(pd.concat([flat, other], ignore_index=True))
+    assert "ow_qmix" not in verdict(pd.concat([flat, other], ignore_index=True))
+    assert "dense" not in verdict(None) and "dense" not in verdict(other)  # (the 1-2 seeds stamp it anyway)
+
+
 def test_table1_of_three_seeds_per_cell_with_dense_at_its_plateau_says_it_is_evidence(tmp_path):
     table = mast_table1.make(cells_inputs(tmp_path))
     assert set(table["evidence"]) == {

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 
-from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import curves, interval_text, judge, operator_of
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import curves, dense_of_cells, interval_text, judge, operator_of
 from effmarl.analysis.metrics.stats import mean_interval
 from effmarl.analysis.metrics.values import G, Q, value_bias
 from effmarl.analysis.style import OPERATOR_NAMES, OPERATOR_ORDER, algo_name, draw_curve, map_name, method_name, note
@@ -28,7 +28,9 @@ REPRODUCES = "Paper 2, Figure 5."
 CLAIM = "Soft Mellowmax curbs the overestimation of sparse value networks and improves their win rate."
 
 OUTPUT = {"group": "mast", "stem": "fig5_soft_mellowmax"}
-INPUTS = {"metrics": {"study": "mast_abl_operator", "doc": "metrics.summary.parquet of mast_abl_operator"}}
+INPUTS = {"metrics": {"study": "mast_abl_operator", "doc": "metrics.summary.parquet of mast_abl_operator"},
+          "dense": {"study": "mast_dense", "optional": True,
+                    "doc": "metrics.summary.parquet of mast_dense (its plateau in the same cell: the budget's check)"}}
 
 
 def bias_text(data) -> dict[str, str]:
@@ -44,7 +46,8 @@ def bias_text(data) -> dict[str, str]:
 
 
 def make(inputs: list[str]):
-    summary = read_tables(named_inputs(inputs, INPUTS, "figure mast_fig5")["metrics"])
+    named = named_inputs(inputs, INPUTS, "figure mast_fig5")
+    summary, dense = read_tables(named["metrics"]), read_optional(named["dense"])
     data = summary.assign(operator=operator_of(summary))
     data = data[data["operator"].isin(SHOWN)]
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
@@ -74,5 +77,5 @@ def make(inputs: list[str]):
         fig.suptitle("; ".join(f"{method_name(m)}-{algo_name(a)} on SMAX {map_name(e)}, sparsity {s:g}"
                                for a, e, m, s in cells.itertuples(index=False)), fontsize=9)
     fig.tight_layout()
-    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", "operator"]))
+    mark_evidence(fig, judge(data, ["cfg.algo", "cfg.env.map", "operator"], dense=dense_of_cells(dense, data)))
     return fig, summary

@@ -19,7 +19,15 @@ from effmarl.analysis.metrics.counters import counter_difference, counter_spread
 # Imported before `phases`: loading the submodule `metrics.evidence` binds the package attribute `evidence` to it,
 # and paper 1's function of that name (phases.evidence, below) must be what `metrics.evidence` is. Import the
 # paper-2 rule by its names (`from effmarl.analysis.metrics.evidence import MIN_SEEDS`), never as a module attribute.
-from effmarl.analysis.metrics.evidence import Evidence, budgets, judge, judge_cells, plateau, seeds_per_cell
+from effmarl.analysis.metrics.evidence import (
+                                             Evidence,
+                                             budgets,
+                                             dense_of_cells,
+                                             judge,
+                                             judge_cells,
+                                             plateau,
+                                             seeds_per_cell,
+)
 from effmarl.analysis.metrics.ksweep import headline as ksweep_headline
 from effmarl.analysis.metrics.mast import (
                                              LAST_K,
@@ -103,7 +111,7 @@ from effmarl.analysis.metrics.table1 import (
                                              versus_baselines,
 )
 
-__all__ = ["Evidence", "budgets", "judge", "judge_cells", "plateau", "seeds_per_cell",
+__all__ = ["Evidence", "budgets", "dense_of_cells", "judge", "judge_cells", "plateau", "seeds_per_cell",
            "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
            "RUN_COLUMNS", "VS_DEFAULT", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",

@@ -194,6 +194,18 @@ def shortfalls(seeds: pd.Series, plateaus: pd.DataFrame | None = None) -> list[s
     return out
 
 
+def dense_of_cells(dense: pd.DataFrame | None, runs: pd.DataFrame, keys: Sequence[str] = DENSE_KEYS
+                   ) -> pd.DataFrame | None:
+    """The dense runs of the cells (`keys`: algorithm, map) that `runs` compare, for an output whose own runs hold no
+    dense model (an ablation of MAST, Fig. 5's operators): whether dense reached its plateau there says whether the
+    budget let the compared runs learn. Another cell's dense runs never decide it. None where there are none."""
+    if dense is None or dense.empty or runs.empty or any(k not in dense or k not in runs for k in keys):
+        return None
+    cells = runs[list(keys)].drop_duplicates()
+    mine = dense.merge(cells, on=list(keys), how="inner")
+    return mine if len(mine) else None
+
+
 def judge(runs: pd.DataFrame | Sequence[tuple[pd.DataFrame | None, Sequence[str]]], cells: Sequence[str] = (),
           dense: pd.DataFrame | None = None, dense_keys: Sequence[str] = DENSE_KEYS,
           seeds: pd.Series | None = None) -> Evidence:

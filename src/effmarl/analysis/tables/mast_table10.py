@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge, used_delta_m
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, dense_of_cells, judge, used_delta_m
 
 KEY = "cfg.sparse.delta_m"
 CAPTION = ('Paper 2, Table 10 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the mask update interval Δm'
@@ -18,13 +18,16 @@ REPRODUCES = "Paper 2, Table 10."
 CLAIM = "Δm = 200 updates is a good topology-update interval."
 
 OUTPUT = {"group": "mast", "stem": "table10_delta_m"}
-INPUTS = {"metrics": {"study": "mast_abl_dm", "doc": "metrics.summary.parquet of mast_abl_dm"}}
+INPUTS = {"metrics": {"study": "mast_abl_dm", "doc": "metrics.summary.parquet of mast_abl_dm"},
+          "dense": {"study": "mast_dense", "optional": True,
+                    "doc": "metrics.summary.parquet of mast_dense (its plateau in the same cell: the budget's check)"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table10")["metrics"])
+    named = named_inputs(inputs, INPUTS, "table mast_table10")
+    metrics, dense = read_tables(named["metrics"]), read_optional(named["dense"])
     table = ablation(metrics, [KEY], k)
     table.insert(table.columns.get_loc(KEY) + 1, "Δm used", table[KEY].map(used_delta_m(metrics)))
     table = table.rename(columns={KEY: "Δm"})
     table = table.round({"mean": 3, "mean_lo": 3, "mean_hi": 3, "std": 3})
-    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY], dense=dense_of_cells(dense, metrics)))

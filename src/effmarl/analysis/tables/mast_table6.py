@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, judge
+from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
+from effmarl.analysis.metrics import LAST_K, STATISTIC, VS_DEFAULT, ablation, dense_of_cells, judge
 
 KEY = "cfg.mast.td_lambda.burn_in_fraction"
 CAPTION = ('Paper 2, Table 6 on SMAX 3m (MAST-QMIX, one sparsity): win rate against the burn-in T0 of hybrid '
@@ -18,12 +18,15 @@ REPRODUCES = "Paper 2, Table 6."
 CLAIM = "One-step targets first, λ-returns after a burn-in (paper: T0 = 0.75 M of 2 M steps) work best."
 
 OUTPUT = {"group": "mast", "stem": "table6_burn_in"}
-INPUTS = {"metrics": {"study": "mast_abl_t0", "doc": "metrics.summary.parquet of mast_abl_t0"}}
+INPUTS = {"metrics": {"study": "mast_abl_t0", "doc": "metrics.summary.parquet of mast_abl_t0"},
+          "dense": {"study": "mast_dense", "optional": True,
+                    "doc": "metrics.summary.parquet of mast_dense (its plateau in the same cell: the budget's check)"}}
 
 
 def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
-    metrics = read_tables(named_inputs(inputs, INPUTS, "table mast_table6")["metrics"])
+    named = named_inputs(inputs, INPUTS, "table mast_table6")
+    metrics, dense = read_tables(named["metrics"]), read_optional(named["dense"])
     table = ablation(metrics, [KEY], k)
     table = table.rename(columns={KEY: "T0 / budget"})
     table = table.round({"mean": 3, "mean_lo": 3, "mean_hi": 3, "std": 3})
-    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY]))
+    return mark_evidence(table, judge(metrics, ["cfg.algo", "cfg.env.map", KEY], dense=dense_of_cells(dense, metrics)))
