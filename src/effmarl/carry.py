@@ -14,7 +14,12 @@ the Snakemake benchmark records under `benchmarks/` (written when a job ends, so
 destination already holds with another provenance (another training of it) is refused before anything is copied.
 
 The copies' modification times are set so that Snakemake sees each run finished: its configuration (the train
-rule's input) a second older than what training wrote, provenance.json last.
+rule's input) a second older than what training wrote, and everything training wrote at one time, the same for every
+run (a run copied from another, `effmarl reuse-run`, has the source's provenance.json as an input: not newer).
+
+Not carried: figures and tables (the workflow makes them again from the runs), and so the runs of a study whose
+sparsity the MAST selection decides (`sparsity_from: selection`) train again, their configuration being made from
+the selection table; the default and extended profiles have none.
 
 Plain Python (no torch).
 """
@@ -90,7 +95,7 @@ def carry(src: str | Path, dest: str | Path) -> tuple[list[Path], list[Path], li
         # provenance.json last, as training writes it: a copy cut off midway is not a complete run
         for path in sorted(files, key=lambda p: p.name == "provenance.json"):
             shutil.copyfile(path, out / path.name)
-            stamp = now - 2 if path.name in INPUTS else now if path.name == "provenance.json" else now - 1
+            stamp = now - 1 if path.name in INPUTS else now  # one time for all outputs: a copied run's (reuse)
             os.utime(out / path.name, (stamp, stamp))
     for rel in records:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
