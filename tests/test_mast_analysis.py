@@ -240,6 +240,39 @@ def test_claims_name_their_runs_and_say_what_the_runs_cannot_check(tmp_path):
     assert empty["ours"].str.startswith("not measured").all()
 
 
+PROBE = pd.DataFrame({"variant": ["base", "eps", "x10"], "seed": 0, "map": "2s3z", "reward_scale": [1.0, 1.0, 10.0],
+                      "env_steps": [100, 200, 300], "learned": [False, False, True],
+                      "plateau": [False, False, True], "last_win_rate": [0.0, 0.03, 0.5]})
+
+
+def test_the_2s3z_row_says_what_the_map_probe_measured_there_where_no_run_trains_on_it(tmp_path):
+    path = tmp_path / "probe.csv"
+    PROBE.to_csv(path, index=False)
+    row = mast_claims.make([f"map_probe={path}"]).set_index("claim").loc[
+        "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "ours"]
+    assert row.startswith("not measured: needs dense and MAST runs")
+    assert row.endswith("measured instead: dense QMIX's probe on 2s3z (one seed a variant, illustrative; "
+                        "benchmarks/results/qmix_multitype_maps.md): at SMAX's reward not learned by any of 2 "
+                        "variant(s) (last test win rate at most 0.03, through 200 env steps); at SMAX's reward x 10 "
+                        "learned by 1 of 1 variant(s), best last test win rate 0.50 at 300 env steps (at its plateau)")
+    # runs on 2s3z decide the row themselves: the probe is not quoted there
+    with_runs = mast_claims.make([*table1_inputs(tmp_path), f"map_probe={path}"]).set_index("claim").loc[
+        "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "ours"]
+    assert "probe" not in with_runs
+    # a probe on another map says nothing about 2s3z
+    PROBE.assign(map="3s5z").to_csv(path, index=False)
+    assert "probe" not in mast_claims.make([f"map_probe={path}"]).set_index("claim").loc[
+        "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "ours"]
+
+
+def test_a_map_probe_lacking_a_column_is_refused_naming_the_file_and_the_columns(tmp_path):
+    path = tmp_path / "probe.csv"
+    PROBE.drop(columns="learned").to_csv(path, index=False)
+    with pytest.raises(ConfigError) as err:
+        mast_claims.make([f"map_probe={path}"])
+    assert str(err.value).count("\n") == 0 and f"map_probe {path}: lacks column(s) learned" in str(err.value)
+
+
 def test_ablation_tables_mark_the_default_and_table8_is_an_alpha_by_omega_grid(tmp_path):
     b = summary("mast_abl_b1b2", [({"cfg.mast.dual_buffer.batch_ratio": r}, [w]) for r, w in ((1, 0.2), (3, 0.5))])
     t9 = mast_table9.make([f"metrics={write(b, tmp_path / 'b.parquet')}"]).set_index("b1:b2")

@@ -74,6 +74,15 @@ def test_a_role_reading_another_output_gets_it_only_when_the_profile_makes_that_
     assert not {("mast", "selection"), ("mast", "table1"), ("mast", "claims")} & set(outputs_of(runs))
 
 
+def test_a_role_reading_a_repository_file_gets_it_only_where_the_checkout_has_it(monkeypatch, tmp_path):
+    runs = {"mast_dense": {"d": run()}, "mast_sweep": {"s": run()}, "mast_table1": {"t": run()}}
+    probe = "benchmarks/results/qmix_multitype_maps_summary.csv"
+    monkeypatch.chdir(ROOT)  # the workflow resolves from the repository root
+    assert outputs_of(runs)[("mast", "claims")]["inputs"]["map_probe"] == [probe]
+    monkeypatch.chdir(tmp_path)  # a checkout without the file: the optional role is given nothing, the table is made
+    assert "map_probe" not in outputs_of(runs)[("mast", "claims")]["inputs"]
+
+
 def test_one_output_per_matching_study_and_the_first_listed_study_the_profile_has():
     both = {"replay": {"sampler": "uniform"}}, {"replay": {"sampler": "neighbor"}}
     runs = {"paper1": {"u": run("maddpg", **both[0]), "n": run("maddpg", **both[1])},

@@ -4,9 +4,10 @@ Reads every results/multitype/<variant>/seed-<s>/ run: its evaluations (metrics.
 the log's evaluation lines, which a run stopped early leaves), its process CPU time and peak memory (/usr/bin/time's
 time.txt, or cpu.txt where a run was stopped around it). Writes <out>.csv, every evaluation (variant, seed, env
 steps, test win rate, test return in SMAX's units: a reward-scaled variant's logged return / its scale) and
-<out>_summary.csv, per run: the last evaluation, the evidence rule's windows (analysis/metrics/evidence.py: the win
-rate over the final 10 % of the evaluations against the 10 % before halfway, learned and plateau as the rule says for
-one seed), CPU seconds and ms per env step, peak RSS.
+<out>_summary.csv, per run: the probe's map and the variant's reward scale, the last evaluation, the evidence rule's
+windows (analysis/metrics/evidence.py: the win rate over the final 10 % of the evaluations against the 10 % before
+halfway, learned and plateau as the rule says for one seed), CPU seconds and ms per env step, peak RSS. The paper-2
+claims table reads the summary (mast_claims, role map_probe).
 
     python benchmarks/probe/summarise_multitype.py results/multitype --out benchmarks/results/qmix_multitype_maps
 """
@@ -18,12 +19,15 @@ import re
 from pathlib import Path
 
 import pandas as pd
+import yaml
 
 from effmarl.analysis.metrics.evidence import plateau
 
 LINE = re.compile(r"seed (\d+) env_steps (\d+): test win rate ([\d.]+), test return ([-\d.]+)")
 SCALES = {"sink": 10.0, "sink_peragent": 10.0, "reward10": 10.0, "reward10_eps50k": 10.0, "reward10_lambda": 10.0}
-GRID = 5000  # the probe's evaluation interval (benchmarks/probe/multitype_dense_2s3z.yaml)
+PROBE = Path(__file__).with_name("multitype_dense_2s3z.yaml")  # every variant's configuration (run_multitype.sh)
+GRID = 5000  # the probe's evaluation interval (PROBE)
+MAP = yaml.safe_load(PROBE.read_text())["env"]["map"]
 
 
 def scale_of(variant: str) -> float:
@@ -73,9 +77,10 @@ def main() -> None:
         ev.insert(0, "seed", seed)
         ev.insert(0, "variant", variant)
         frames.append(ev)
-        runs.append({"variant": variant, "seed": seed, "env_steps": int(ev["env_steps"].max()), **cost(run)})
+        runs.append({"variant": variant, "seed": seed, "map": MAP, "reward_scale": scale_of(variant),
+                     "env_steps": int(ev["env_steps"].max()), **cost(run)})
     table = pd.concat(frames, ignore_index=True)
-    judged = table.rename(columns={"variant": "cfg.algo", "seed": "cfg.seed"}).assign(**{"cfg.env.map": "2s3z"})
+    judged = table.rename(columns={"variant": "cfg.algo", "seed": "cfg.seed"}).assign(**{"cfg.env.map": MAP})
     judged["run_id"] = judged["cfg.algo"] + "/" + judged["cfg.seed"].astype(str)
     verdict = plateau(judged, keys=("cfg.algo", "cfg.seed"))
     summary = pd.DataFrame(runs)

@@ -31,6 +31,8 @@ INPUTS: one entry per role the module reads (`role=path` arguments), each a dict
     result        a file under results_dir made by a rule of its own (paper1_micro/counters.parquet)
     output        a file under figures_dir made by another output (mast/tables/selection.csv): given only when
                   the profile makes that output
+    repo_file     a file the repository keeps, relative to its root (a measured probe's summary under
+                  benchmarks/results/): given when the checkout has it
     optional      True: the module runs without it. A role that is not optional and finds no file means the
                   profile cannot make the output, which is then left out.
 
@@ -54,7 +56,7 @@ from effmarl.analysis.tables import TABLES
 KINDS = {"figure": FIGURES, "table": TABLES}
 OUTPUT_KEYS = {"group", "stem", "for_each", "variants", "when", "one_of"}
 INPUT_KEYS = {"doc", "study", "table", "take", "where", "where_some", "run_file", "source_of", "result", "output",
-              "optional"}
+              "repo_file", "optional"}
 
 
 @dataclass(frozen=True)
@@ -129,8 +131,8 @@ def problems() -> list[str]:
                     for k in set(spec) - INPUT_KEYS]
             if "doc" not in spec:
                 out.append(f"{where}: INPUTS[{role!r}] has no doc")
-            if output and not {"study", "source_of", "result", "output"} & set(spec):
-                out.append(f"{where}: INPUTS[{role!r}] says neither study, source_of, result nor output")
+            if output and not {"study", "source_of", "result", "output", "repo_file"} & set(spec):
+                out.append(f"{where}: INPUTS[{role!r}] says neither study, source_of, result, output nor repo_file")
             if "output" in spec and spec["output"] not in made_here:
                 out.append(f"{where}: INPUTS[{role!r}] reads {spec['output']!r}, which no module without an "
                            "`output` role of its own writes")
@@ -189,6 +191,8 @@ def _role_files(spec: dict, study: str | None, runs: dict, config: dict, results
         return [f"{results}/{spec['result']}"]
     if "output" in spec:
         return [f"{figures}/{spec['output']}"]
+    if "repo_file" in spec:
+        return [spec["repo_file"]] if Path(spec["repo_file"]).is_file() else []
     if "source_of" in spec:
         source = config["studies"].get(spec["source_of"], {}).get("ticket_source")
         names = [source] if source else []

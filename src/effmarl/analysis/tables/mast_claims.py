@@ -15,7 +15,9 @@ measured at a declared sparsity is the win rate there. "Up to 20x" is measured o
 where the sweep tried ≈ 95 % and the rule stopped below. The header counts by-construction rows apart. A row whose runs
 are illustrative (metrics.evidence: fewer than 3 seeds per compared cell, or dense not at its plateau) leaves its value
 out and gives the stamp instead ("not claimed: illustrative: ..."); a row no given run can reach says which study,
-algorithm and map it needs. The `evidence` column (first) gives each row's verdict.
+algorithm and map it needs, and the 2s3z row, where no run trains there, what the multi-type map probe measured on
+it (role map_probe: whether dense QMIX learns the map at all, the reason the default and extended profiles leave it
+out). The `evidence` column (first) gives each row's verdict.
 
 Cells come from the Table-1 code (`metrics.table1_cells`), at the sparsity it gives them: from the `selection` CSV
 where one is given (the paper profile's 3 % rule), otherwise at the runs' configured sparsity (the baselines', or the
@@ -49,6 +51,7 @@ from effmarl.analysis.metrics import (
 from effmarl.analysis.metrics.mast import TOLERANCE
 from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
+from effmarl.config import ConfigError
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "
@@ -86,7 +89,11 @@ INPUTS = {"dense": {"study": "mast_dense", "optional": True, "doc": "metrics.sum
           "sparsity": {"study": ["mast_sweep", "mast_table1"], "table": "sparsity", "optional": True,
                        "doc": "sparsity.summary.parquet of mast_sweep and mast_table1"},
           "fig1": {"study": "mast_fig1", "optional": True,
-                   "doc": "metrics.summary.parquet of mast_fig1 (qmix, 3s5z, sparsity 0.9, all methods)"}}
+                   "doc": "metrics.summary.parquet of mast_fig1 (qmix, 3s5z, sparsity 0.9, all methods)"},
+          "map_probe": {"repo_file": "benchmarks/results/qmix_multitype_maps_summary.csv", "optional": True,
+                        "doc": "the summary CSV of the multi-type map probe (dense QMIX on a map of several unit "
+                               "types, one seed a variant: benchmarks/results/qmix_multitype_maps.md)"}}
+PROBE_COLUMNS = ["variant", "map", "reward_scale", "env_steps", "learned", "plateau", "last_win_rate"]
 
 
 def _study(*roles: str) -> str:
@@ -177,6 +184,44 @@ def _needs(what: str, cells: pd.DataFrame | None) -> str:
     return f"{NOT_MEASURED}: needs {what} ({PAPER_PROFILE}){have}"
 
 
+def read_probe(paths: list[str]) -> pd.DataFrame | None:
+    """The map probe's summary (role map_probe), or None where none is given; one lacking a column is refused."""
+    if not paths:
+        return None
+    (path,) = paths
+    try:
+        probe = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise ConfigError([f"map_probe {path}: not a readable CSV ({exc})"], "effmarl table mast_claims") from None
+    lacking = [c for c in PROBE_COLUMNS if c not in probe.columns]
+    if lacking:
+        raise ConfigError([f"map_probe {path}: lacks column(s) {', '.join(lacking)} (needs "
+                           f"{', '.join(PROBE_COLUMNS)})"], "effmarl table mast_claims")
+    return probe
+
+
+def probe_text(probe: pd.DataFrame | None, map_: str) -> str:
+    """What the map probe measured on `map_` where no run of the profile trains there: per reward scale, whether dense
+    QMIX learned it (the evidence rule on one seed, as the probe's summary has it) and its best last test win rate
+    with the steps it took; '' where the probe has no run on that map."""
+    runs = None if probe is None else probe[probe["map"] == map_]
+    if runs is None or runs.empty:
+        return ""
+    parts = []
+    for scale, group in runs.groupby("reward_scale", sort=True):
+        best = group.loc[group["last_win_rate"].idxmax()]
+        at = "SMAX's reward" if scale == 1 else f"SMAX's reward x {scale:g}"
+        if not group["learned"].astype(bool).any():
+            parts.append(f"at {at} not learned by any of {len(group)} variant(s) (last test win rate at most "
+                         f"{best['last_win_rate']:.2f}, through {int(group['env_steps'].max()):,} env steps)")
+        else:
+            parts.append(f"at {at} learned by {int(group['learned'].astype(bool).sum())} of {len(group)} variant(s), "
+                         f"best last test win rate {best['last_win_rate']:.2f} at {int(best['env_steps']):,} env steps"
+                         f" ({'at its plateau' if bool(best['plateau']) else 'still learning'})")
+    return (f"; measured instead: dense QMIX's probe on {map_name(map_)} (one seed a variant, illustrative; "
+            f"benchmarks/results/qmix_multitype_maps.md): " + "; ".join(parts))
+
+
 def _kind(cells: pd.DataFrame, measured: dict) -> str:
     """MEASURED where every cell of `cells` sits at the sparsity the 3 % rule chose, else BY_CONSTRUCTION."""
     ok = all(np.isclose(measured.get((r["algo"], r["map"]), (np.nan,))[0], r["sparsity"]) for _, r in cells.iterrows())
@@ -193,7 +238,8 @@ def _reduction_text(kind: str, cells: pd.DataFrame, value: str) -> str:
     return f"{value} (at the sparsity the 3 % rule chose, {sparsities}); measured there: "
 
 
-def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = None) -> list[dict]:
+def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = None,
+               probe: pd.DataFrame | None = None) -> list[dict]:
     """The FLOPs and size rows. A reduction follows from the sparsity its cell sits at: it is MEASURED only where the
     3 % rule chose that sparsity (`measured`, chosen_by_rule), else BY_CONSTRUCTION, with MAST / dense at it as the
     measured part; "up to 20x" is measured only at a cell with that reduction, or where the 3 % rule chose the cell's
@@ -231,7 +277,7 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
     if cell is None or cell.empty:
         need = f"dense QMIX and MAST-QMIX runs on 2s3z ({_study('dense', 'sweep')})"
-        rows.append(_row(claim, paper, _needs(need, mast) if have else missing))
+        rows.append(_row(claim, paper, (_needs(need, mast) if have else missing) + probe_text(probe, "2s3z")))
     else:
         c = cell.iloc[0]
         kind = _kind(cell, measured)
@@ -432,8 +478,9 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
                 note = ("no swept sparsity within 3 % of dense by the point estimate (a selected sparsity falls back "
                         "to the lowest swept; a declared one stays) in: ") + ", ".join(
                     f"{algo_name(a)} {map_name(m)}" for a, m in zip(bad["algo"], bad["map"], strict=True))
-    rows = flops_rows(cells, runs, measured) + [performance_row(cells, runs), baselines_row(cells, versus, runs),
-                                                sweep_row(dense, sweep, k), fig1_row(fig1, cells, runs, k)]
+    rows = flops_rows(cells, runs, measured, read_probe(named["map_probe"])) + [
+        performance_row(cells, runs), baselines_row(cells, versus, runs), sweep_row(dense, sweep, k),
+        fig1_row(fig1, cells, runs, k)]
     for r in rows:
         if note and not r["ours"].startswith(NOT_MEASURED):
             r["caveat"] = "; ".join(x for x in (r["caveat"], note) if x)
