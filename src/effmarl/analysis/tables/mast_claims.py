@@ -48,10 +48,10 @@ from effmarl.analysis.metrics import (
     table1_runs,
     versus_baselines,
 )
+from effmarl.analysis.metrics.map_probe import probe_text, read_probe
 from effmarl.analysis.metrics.mast import TOLERANCE
 from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
-from effmarl.config import ConfigError
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "
@@ -93,7 +93,6 @@ INPUTS = {"dense": {"study": "mast_dense", "optional": True, "doc": "metrics.sum
           "map_probe": {"repo_file": "benchmarks/results/qmix_multitype_maps_summary.csv", "optional": True,
                         "doc": "the summary CSV of the multi-type map probe (dense QMIX on a map of several unit "
                                "types, one seed a variant: benchmarks/results/qmix_multitype_maps.md)"}}
-PROBE_COLUMNS = ["variant", "map", "reward_scale", "env_steps", "learned", "plateau", "last_win_rate"]
 
 
 def _study(*roles: str) -> str:
@@ -182,44 +181,6 @@ def _cells_verdict(cells: pd.DataFrame, mast: pd.DataFrame, runs: dict):
 def _needs(what: str, cells: pd.DataFrame | None) -> str:
     have = "" if cells is None or cells.empty else f"; the given runs have {_cells_list(cells)}"
     return f"{NOT_MEASURED}: needs {what} ({PAPER_PROFILE}){have}"
-
-
-def read_probe(paths: list[str]) -> pd.DataFrame | None:
-    """The map probe's summary (role map_probe), or None where none is given; one lacking a column is refused."""
-    if not paths:
-        return None
-    (path,) = paths
-    try:
-        probe = pd.read_csv(path)
-    except (OSError, ValueError) as exc:
-        raise ConfigError([f"map_probe {path}: not a readable CSV ({exc})"], "effmarl table mast_claims") from None
-    lacking = [c for c in PROBE_COLUMNS if c not in probe.columns]
-    if lacking:
-        raise ConfigError([f"map_probe {path}: lacks column(s) {', '.join(lacking)} (needs "
-                           f"{', '.join(PROBE_COLUMNS)})"], "effmarl table mast_claims")
-    return probe
-
-
-def probe_text(probe: pd.DataFrame | None, map_: str) -> str:
-    """What the map probe measured on `map_` where no run of the profile trains there: per reward scale, whether dense
-    QMIX learned it (the evidence rule on one seed, as the probe's summary has it) and its best last test win rate
-    with the steps it took; '' where the probe has no run on that map."""
-    runs = None if probe is None else probe[probe["map"] == map_]
-    if runs is None or runs.empty:
-        return ""
-    parts = []
-    for scale, group in runs.groupby("reward_scale", sort=True):
-        best = group.loc[group["last_win_rate"].idxmax()]
-        at = "SMAX's reward" if scale == 1 else f"SMAX's reward x {scale:g}"
-        if not group["learned"].astype(bool).any():
-            parts.append(f"at {at} not learned by any of {len(group)} variant(s) (last test win rate at most "
-                         f"{best['last_win_rate']:.2f}, through {int(group['env_steps'].max()):,} env steps)")
-        else:
-            parts.append(f"at {at} learned by {int(group['learned'].astype(bool).sum())} of {len(group)} variant(s), "
-                         f"best last test win rate {best['last_win_rate']:.2f} at {int(best['env_steps']):,} env steps"
-                         f" ({'at its plateau' if bool(best['plateau']) else 'still learning'})")
-    return (f"; measured instead: dense QMIX's probe on {map_name(map_)} (one seed a variant, illustrative; "
-            f"benchmarks/results/qmix_multitype_maps.md): " + "; ".join(parts))
 
 
 def _kind(cells: pd.DataFrame, measured: dict) -> str:
