@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pandas as pd
 
-from effmarl.analysis.style import map_name
 from effmarl.config import ConfigError
 
 PROBE_COLUMNS = ["variant", "map", "reward_scale", "env_steps", "learned", "plateau", "last_win_rate"]
@@ -32,10 +31,11 @@ def read_probe(paths: list[str]) -> pd.DataFrame | None:
     return probe
 
 
-def probe_text(probe: pd.DataFrame | None, map_: str) -> str:
-    """What the map probe measured on `map_` where no run of the profile trains there: per reward scale, whether dense
-    QMIX learned it (the evidence rule on one seed, as the probe's summary has it) and its best last test win rate
-    with the steps it took; '' where the probe has no run on that map."""
+def probe_text(probe: pd.DataFrame | None, map_: str, shown: str) -> str:
+    """What the map probe measured on `map_` where no run of the profile trains there, naming the map `shown` (the
+    caller names maps: `style.map_name`, a layer above this one): per reward scale, whether dense QMIX learned it (the
+    evidence rule on one seed, as the probe's summary has it) and its best last test win rate with the steps it took;
+    '' where the probe has no run on that map."""
     runs = None if probe is None else probe[probe["map"] == map_]
     if runs is None or runs.empty:
         return ""
@@ -50,5 +50,5 @@ def probe_text(probe: pd.DataFrame | None, map_: str) -> str:
             parts.append(f"at {at} learned by {int(group['learned'].astype(bool).sum())} of {len(group)} variant(s), "
                          f"best last test win rate {best['last_win_rate']:.2f} at {int(best['env_steps']):,} env steps"
                          f" ({'at its plateau' if bool(best['plateau']) else 'still learning'})")
-    return (f"; measured instead: dense QMIX's probe on {map_name(map_)} (one seed a variant, illustrative; "
+    return (f"; measured instead: dense QMIX's probe on {shown} (one seed a variant, illustrative; "
             f"benchmarks/results/qmix_multitype_maps.md): " + "; ".join(parts))

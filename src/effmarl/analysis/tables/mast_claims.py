@@ -238,7 +238,8 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
     if cell is None or cell.empty:
         need = f"dense QMIX and MAST-QMIX runs on 2s3z ({_study('dense', 'sweep')})"
-        rows.append(_row(claim, paper, (_needs(need, mast) if have else missing) + probe_text(probe, "2s3z")))
+        probe_row = probe_text(probe, "2s3z", map_name("2s3z"))
+        rows.append(_row(claim, paper, (_needs(need, mast) if have else missing) + probe_row))
     else:
         c = cell.iloc[0]
         kind = _kind(cell, measured)
