@@ -27,8 +27,7 @@ def read_probe(paths: list[str]) -> pd.DataFrame | None:
             raise ConfigError([f"map_probe {path}: lacks column(s) {', '.join(lacking)} (needs "
                                f"{', '.join(PROBE_COLUMNS)})"], "effmarl table mast_claims")
         frames.append(probe)
-    probe = pd.concat(frames, ignore_index=True)
-    return probe
+    return pd.concat(frames, ignore_index=True)
 
 
 def probe_text(probe: pd.DataFrame | None, map_: str, shown: str) -> str:
