@@ -34,8 +34,10 @@ try:
     # runs copied, not trained (effmarl.reuse): {(study, run_id): source run directory} - those that train what a
     # complete run of the reused profile (`reuses`) or an earlier run of this one trains
     _commit = functools.cache(lambda: git_state()["commit"])  # asked only where the profile reuses another
-    COPIES = copies(config, RUNS, sources(reused_profile(config),
-                                          complete=lambda run_dir: trained_by_this_code(run_dir, _commit())))
+    _REUSED = reused_profile(config)
+    COPIES = copies(config, RUNS, sources(_REUSED, complete=lambda run_dir: trained_by_this_code(run_dir, _commit())))
+    # the copies it makes once the reused profile has run (effmarl.reuse.planned): its jobs are planned on them
+    PLANNED = copies(config, RUNS, sources(_REUSED))
 except ConfigError as error:
     print(str(error), file=sys.stderr)
     sys.exit(1)

@@ -70,6 +70,23 @@ def test_a_later_run_that_trains_what_an_earlier_one_trains_is_copied_from_it_an
                                                          ["seed-0", "seed-1"]]
 
 
+def test_a_profile_s_own_runs_keep_their_jobs_whether_or_not_the_runs_it_copies_exist():
+    """A job of several runs is retrained whole when one of its runs is missing (Snakemake removes a job's outputs
+    before running it): were the runs a profile trains only because their source is missing grouped with its own,
+    its jobs would change once the reused profile has run, and finished runs would train again. They are grouped
+    apart, after the profile's own runs."""
+    from effmarl.groups import workflow_groups
+
+    cfg = profile(results="B", x={"base": SMAX, "grid": {"seed": [0, 1, 2, 3]}, "runs_per_process": 2})
+    runs = expand_all(cfg)
+    other = {("x", "seed-0"): "A/x/seed-0", ("x", "seed-2"): "A/x/seed-2"}   # what the reused profile trains
+    ran = workflow_groups(cfg, runs, copied=other, planned=other)
+    not_yet = workflow_groups(cfg, runs, copied={}, planned=other)
+    assert list(ran.items()) == [("batch_x_0", ("x", ["seed-1", "seed-3"]))]
+    assert list(not_yet.items()) == [("batch_x_0", ("x", ["seed-1", "seed-3"])),
+                                     ("batch_x_1", ("x", ["seed-0", "seed-2"]))]
+
+
 def test_the_runs_the_selection_completes_are_kept_apart_with_the_timing_studies():
     """Their sparsity is written in once the selection is made, after the workflow is planned."""
     cfg = profile(s={"base": SMAX, "sparsity_from": "selection"}, t={"base": SMAX, "timing": True}, u={"base": SMAX})

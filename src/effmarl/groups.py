@@ -1,6 +1,7 @@
 """Which runs share one training process: seeds of one configuration in lockstep (`seed_groups`), paper 1's
 neighbor/uniform pairs trained interleaved (`sampler_pairs`), and a profile's jobs of several runs
-(`process_groups`, read by the workflow, the cost estimate and `effmarl train`)."""
+(`process_groups`, read by the workflow, the cost estimate and `effmarl train`; `workflow_groups`, the workflow's jobs
+with the runs a profile copies)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 
 from effmarl.config import ConfigError
 from effmarl.pairs import PAIR_FIELDS
+from effmarl.reuse import trained
 from effmarl.variants import QMIX_VARIANTS as LOCKSTEP_ALGOS  # the qmix family, read live
 
 
@@ -45,14 +47,15 @@ def sampler_pairs(cfgs: list[dict], source: str = "effmarl train --interleave") 
     return pairs
 
 
-def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict[str, tuple[str, list[str]]]:
+def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]],
+                   groups: dict[str, tuple[str, list[str]]] | None = None) -> dict[str, tuple[str, list[str]]]:
     """Jobs that train several runs in one process: {job name: (study, [run ids])}. A study declared
     `interleave: true` puts each neighbor/uniform pair (`sampler_pairs`) in one job (`effmarl train --interleave`,
     job `pairs_…`). A study with runs_per_process = k > 1 (qmix family) puts k runs at a time in one job, in grid
     order, whatever they vary; otherwise seeds_per_process = k > 1 groups the runs that differ only in their seed, k
     at a time. Inside the process, seeds of one configuration train in lockstep (effmarl train). Every other run
-    stays a job of its own."""
-    groups = {}
+    stays a job of its own. With `groups` (jobs already made), the new jobs are added to them, numbered after them."""
+    groups = {} if groups is None else dict(groups)
     for study, spec in workflow_cfg["studies"].items():
         if spec.get("interleave", False):  # paper 1's neighbor/uniform pairs, each trained interleaved in one job
             ids = list(runs[study])
@@ -72,3 +75,18 @@ def process_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]]) -> dict
             if len(chunk) > 1:
                 groups[f"{kind}_{study}_{len(groups)}"] = (study, chunk)
     return groups
+
+
+def workflow_groups(workflow_cfg: dict, runs: dict[str, dict[str, dict]], copied: dict[tuple[str, str], str],
+                    planned: dict[tuple[str, str], str]) -> dict[str, tuple[str, list[str]]]:
+    """The workflow's jobs of several runs: `process_groups` of the runs the profile trains (`runs` less `planned`,
+    the copies it makes once its reused profile has run: effmarl.reuse.planned), then, numbered after them, of the
+    runs it trains only because the run they would copy is not there yet (in `planned`, not in `copied`). Snakemake
+    removes a job's outputs before it runs it, so a job is retrained whole when one of its runs is missing: were those
+    stand-ins grouped with the profile's own runs, its jobs would change once the reused profile has run, and finished
+    runs would train again."""
+    own = process_groups(workflow_cfg, trained(runs, planned))
+    waiting = set(planned) - set(copied)
+    stand_ins = {study: {rid: cfg for rid, cfg in by_id.items() if (study, rid) in waiting}
+                 for study, by_id in runs.items()}
+    return process_groups(workflow_cfg, stand_ins, own)

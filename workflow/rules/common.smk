@@ -7,7 +7,7 @@ from effmarl.methods import METHODS
 from effmarl.variants import QMIX_VARIANTS
 from effmarl.config import ConfigError
 from effmarl.outputs import resolve
-from effmarl.groups import process_groups
+from effmarl.groups import workflow_groups
 from effmarl.reuse import trained
 from effmarl.studies import TIMING_RULES, selection_studies, timing_studies
 from effmarl.resources import for_process, for_run
@@ -27,8 +27,9 @@ def run_files(study, name):
 
 
 # Runs trained together in one process where a study sets runs_per_process or seeds_per_process > 1
-# (lockstep.smk): {job name: (study, [run ids])}; runs copied from another (COPIES, the Snakefile) train in none
-PROCESS_GROUPS = process_groups(config, trained(RUNS, COPIES))
+# (lockstep.smk): {job name: (study, [run ids])}; runs copied from another (COPIES, the Snakefile) train in none, and
+# those trained only until the reused profile has run are grouped apart, so the profile's own jobs never change
+PROCESS_GROUPS = workflow_groups(config, RUNS, COPIES, PLANNED)
 
 
 # The files `effmarl train` writes into a run directory besides provenance.json, by algorithm (algos/*.py).
