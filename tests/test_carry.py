@@ -107,3 +107,34 @@ def test_the_workflow_resumed_from_carried_runs_trains_none_of_them_again(smoke_
     # selection table, an output of figures/ that does not travel (effmarl.carry)
     trained = set(re.findall(r"effmarl train[^\n]*?--out \S*/results/([a-z0-9_]+)/", out))
     assert trained <= set(selection_studies(load_profile(ROOT / "configs/smoke.yaml"))) == {"mast_table1"}
+
+
+@pytest.mark.slow
+def test_a_job_of_several_runs_resumed_with_one_run_finished_trains_only_the_others(tmp_path):
+    """A job of several runs cut off after one of them finished (its provenance.json written, its checkpoint gone;
+    in place or carried to another machine) and resumed: the job runs again for the unfinished run, and the finished
+    one is kept as it was (`effmarl train` skips a run finished with the same configuration), not removed by
+    Snakemake before the job and trained again from its start."""
+    from conftest import BIN, ROOT, run_cli
+
+    work = tmp_path / "work"
+    study = work / "results" / "mast_abl_smm"   # three smoke runs trained in one job, one after another
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+
+    def snakemake(*targets):
+        return run_cli("snakemake", "--cores", "1", *map(str, targets), "--snakefile", str(ROOT / "Snakefile"),
+                       "--directory", str(work), "--configfile", str(ROOT / "configs/smoke.yaml"), "--config",
+                       f"results_dir={work / 'results'}", f"figures_dir={work / 'figures'}", env=env, timeout=900)
+
+    runs = [study / f"{rid}_seed-0" for rid in ("alpha-1.0_omega-5.0", "alpha-10.0_omega-5.0", "alpha-10.0_omega-10.0")]
+    first = snakemake(*(run / "provenance.json" for run in runs))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert "batch_mast_abl_smm" in first.stderr   # the three in one job
+    kept, cut = runs[0], runs[-1]
+    before = (kept / "provenance.json").read_text()
+    for name in ("provenance.json", "metrics.parquet"):   # the unfinished run: no provenance.json, part of its files
+        (cut / name).unlink()
+    again = snakemake(cut / "provenance.json")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert (cut / "provenance.json").is_file() and (cut / "metrics.parquet").is_file()
+    assert (kept / "provenance.json").read_text() == before

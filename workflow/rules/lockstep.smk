@@ -8,6 +8,11 @@
 # (`effmarl train --interleave`); in a timing study that job reserves every core, like a run timed alone.
 # Snakemake evaluates a rule's `shell:` again when the job runs, after this loop has ended, so the command may not
 # read the loop's variables (every job would get the last group's); what differs per group is a param, bound here.
+# A job runs again when one of its runs is missing (cut off, or carried to another machine without it). Snakemake
+# removes a job's outputs before it runs, which would throw away the runs of the job that had finished (a finished
+# run keeps no checkpoint) and train them again from their start: the outputs are declared update() so Snakemake
+# leaves them (restoring them if the job fails), and `effmarl train` skips a run finished with the same configuration
+# (effmarl.train.train_many), so the job trains only the others. To train a finished run again, remove its directory.
 GROUP_SHELL = (thread_env("{params.compute_threads}") + "effmarl train {params.runs}{params.interleave} "
                "--set threads={params.compute_threads} > {log} 2>&1")
 
@@ -20,8 +25,8 @@ for _name, (_study, _ids) in PROCESS_GROUPS.items():
         input:
             [f"{RESULTS}/{_study}/{rid}/config.yaml" for rid in _ids],
             [path for rid in _ids for path in run_inputs(_study, rid)],
-        output:
-            [f"{RESULTS}/{_study}/{rid}/{name}" for rid in _ids
+        output:  # update(): kept, not removed, when the job runs again (below)
+            [update(f"{RESULTS}/{_study}/{rid}/{name}") for rid in _ids
              for name in (*train_outputs(RUNS[_study][rid]), "provenance.json")],
         log:
             f"{RESULTS}/{_study}/logs/{_name}.log",
