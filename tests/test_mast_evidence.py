@@ -73,6 +73,10 @@ def test_a_rise_within_the_seeds_spread_is_noise_and_counts_as_a_plateau():
     # the same mean rise with no spread (+0.05 every seed) is learning
     steady = plateau(dense_runs([(0.75, 0.8)] * 3)).iloc[0]
     assert steady["spread"] == pytest.approx(0.0, abs=1e-12) and not steady["plateau"]
+    # the verdict says that the spread allowed the rise: "+0.26 over the second half" alone read as a contradiction
+    verdict = metrics.judge(dense_runs([(0.6, 0.8), (0.9, 0.8), (0.75, 0.8)]), ["cfg.algo"],
+                            dense=dense_runs([(0.6, 0.8), (0.9, 0.8), (0.75, 0.8)]))
+    assert "dense at its plateau: qmix/3m +0.05 over the second half, within the seeds' spread 0.15" in verdict.text
 
 
 def test_dense_that_wins_nothing_has_not_learned_though_its_curve_is_flat():
@@ -161,13 +165,14 @@ def test_the_base_win_rate_figure_is_stamped_too(tmp_path):
 
 
 def cells_inputs(tmp_path, seeds: int = 3, dense=(0.8, 0.8), algos=("qmix",), maps=("3m",)) -> list[str]:
-    """Table-1 inputs with `seeds` runs per cell, N_EVALS evaluations each: dense at (earlier, final) `dense`, MAST at
-    0.9 (0.78) and 0.95 (0.7), the five baselines at 0.9; the selection chooses 0.9."""
+    """Table-1 inputs with `seeds` runs per cell, N_EVALS evaluations each: dense at (earlier, final) `dense` (or
+    `dense[algo]`), MAST at 0.9 (0.78) and 0.95 (0.7), the five baselines at 0.9; the selection chooses 0.9."""
     parts = {"dense": [], "sweep": [], "baselines": []}
     for algo in algos:
         for m in maps:
             cell = {"cfg.algo": algo, "cfg.env.map": m}
-            parts["dense"].append(runs("mast_dense", [curve(*dense)] * seeds, **cell, **{"cfg.sparse.method": "dense"}))
+            pair = dense[algo] if isinstance(dense, dict) else dense
+            parts["dense"].append(runs("mast_dense", [curve(*pair)] * seeds, **cell, **{"cfg.sparse.method": "dense"}))
             for s, w in ((0.9, 0.78), (0.95, 0.7)):
                 parts["sweep"].append(runs("mast_sweep", [curve(w, w)] * seeds, **cell, **{"cfg.sparse.sparsity": s}))
             for method, w in (("tiny", 0.4), ("static", 0.6), ("set", 0.64), ("rigl", 0.72), ("rlx2", 0.76)):
@@ -269,6 +274,77 @@ def test_table1_of_three_seeds_per_cell_with_dense_at_its_plateau_says_it_is_evi
     assert set(still["evidence"]) == {
         "illustrative: 3 seeds, 1,000 steps — not evidence (dense still learning (gain from the 10 % before "
         "halfway to the final 10 % above max(0.03, the seeds' spread)): qmix/3m +0.20 > 0.03)"}
+
+
+PLATEAU_QMIX = "evidence: 3 seeds, 1,000 steps (dense at its plateau: qmix/3m +0.00 over the second half)"
+LEARNING_OW = ("illustrative: 3 seeds, 1,000 steps — not evidence (dense still learning (gain from the 10 % before "
+               "halfway to the final 10 % above max(0.03, the seeds' spread)): ow_qmix/3m +0.20 > 0.03)")
+
+
+def test_table1_judges_each_algorithm_and_map_by_its_own_dense_so_a_cell_still_learning_stamps_only_its_rows(
+        tmp_path):
+    """The extended profile's Table 1 holds three algorithms; OW-QMIX's dense still gaining over the second half
+    made every row illustrative, QMIX's and RES's too, though their own dense had levelled off. Each row now
+    carries its own cell's verdict (its average row its algorithm's), and the first line names which cells are
+    evidence and which not."""
+    inputs = cells_inputs(tmp_path, dense={"qmix": (0.8, 0.8), "ow_qmix": (0.6, 0.8)}, algos=("qmix", "ow_qmix"))
+    table = mast_table1.make(inputs)
+    by_algo = table.groupby("algorithm")["evidence"].agg(set)
+    assert by_algo["QMIX"] == {PLATEAU_QMIX} and by_algo["OW-QMIX"] == {LEARNING_OW}  # average rows included
+    assert table.attrs["evidence"] == (
+        "evidence per cell (column `evidence`), 1 of 2 cells on evidence: qmix/3m (3 seeds, 1,000 steps); "
+        "illustrative: ow_qmix/3m (dense still learning (gain from the 10 % before halfway to the final 10 % above "
+        "max(0.03, the seeds' spread)): ow_qmix/3m +0.20 > 0.03)")
+    stem = tmp_path / "table1"
+    save_table(table, stem, inputs, name="mast_table1", caption=mast_table1.CAPTION)
+    md = stem.with_suffix(".md").read_text()
+    assert md.startswith(f"**{table.attrs['evidence']}**") and "| evidence " in md  # the column stays in the .md
+    from effmarl.readme_tables import BLOCKS  # the docs' quote of it says the same first line, once
+
+    pub = tmp_path / "pub" / "mast" / "tables"
+    pub.mkdir(parents=True)
+    save_table(table, pub / "table1", inputs, name="mast_table1")
+    block = BLOCKS["paper2-table1"].render(lambda rel: (tmp_path / "pub" / rel).read_text(), lambda rel: rel)
+    assert block.startswith(f"**{table.attrs['evidence']}**\n\n| ")
+    # one cell alone, or every cell alike: one verdict, as before
+    (tmp_path / "b").mkdir()
+    alike = mast_table1.make(cells_inputs(tmp_path / "b", algos=("qmix", "ow_qmix")))
+    assert set(alike["evidence"]) == {alike.attrs["evidence"]} and alike.attrs["evidence"].startswith("evidence: ")
+
+
+@pytest.mark.parametrize("name", ["mast_table5", "mast_values"])
+def test_the_other_tables_of_table1s_cells_judge_each_cell_by_its_own_dense_too(name, tmp_path):
+    inputs = cells_inputs(tmp_path, dense={"qmix": (0.8, 0.8), "ow_qmix": (0.6, 0.8)}, algos=("qmix", "ow_qmix"))
+    table = importlib.import_module(TABLES[name]).make([a for a in inputs if not a.startswith("sparsity=")])
+    by_algo = table.groupby("algorithm")["evidence"].agg(set)
+    assert by_algo["QMIX"] == {PLATEAU_QMIX} and by_algo["OW-QMIX"] == {LEARNING_OW}
+    assert table.attrs["evidence"].startswith("evidence per cell (column `evidence`), 1 of 2 cells on evidence")
+
+
+def test_claims_spanning_cells_are_made_on_the_cells_on_evidence_and_name_the_illustrative_ones(tmp_path):
+    """A claim over every cell (MAST against dense, against the baselines, model size, the largest reduction, the
+    sweep) is made on the cells whose own runs can decide it and names the others with their stamp, instead of
+    leaving its value out because one algorithm's dense was still learning."""
+    inputs = cells_inputs(tmp_path, dense={"qmix": (0.8, 0.8), "ow_qmix": (0.6, 0.8)}, algos=("qmix", "ow_qmix"))
+    claims = mast_claims.make(inputs).set_index("claim")
+    left = f"not claimed in 1 cell (illustrative): OW-QMIX 3m: {LEARNING_OW}"
+    for claim in ("MAST's win rate relative to dense, every cell",
+                  "MAST above the sparse baselines where they fall below dense (Table 1's cells)",
+                  "model size reduction, MAST cells", "largest training-FLOPs reduction of MAST over all cells",
+                  "swept sparsities within 3 % of dense (MAST sweep), and how sure"):
+        row = claims.loc[claim]
+        assert row["evidence"] == f"{PLATEAU_QMIX}; left out as illustrative: ow_qmix/3m", claim
+        assert row["ours"].endswith(f" | {left}") and not row["ours"].startswith("not claimed"), claim
+        assert "OW-QMIX" not in row["ours"].removesuffix(f" | {left}"), claim
+    perf = claims.loc["MAST's win rate relative to dense, every cell", "ours"]
+    assert perf.startswith("lowest MAST / dense 0.975 [0.975, 0.975]") and "(QMIX 3m, 3 seeds); of 1 cells" in perf
+    ow = claims.loc["average training-FLOPs reduction over maps, MAST-OW-QMIX"]
+    assert ow["ours"] == f"not claimed: {LEARNING_OW}" and ow["evidence"] == LEARNING_OW
+    assert claims.loc["average training-FLOPs reduction over maps, MAST-QMIX", "evidence"] == PLATEAU_QMIX
+    assert claims.attrs["evidence"].startswith(
+        "evidence per row (column `evidence`, metrics.evidence): 6 of 10 claims with a measured value on evidence; "
+        "0 by construction (a reduction that follows from a declared sparsity; the win rate at it is what is "
+        "measured); 1 not claimed")
 
 
 def test_mark_evidence_replaces_an_earlier_mark_instead_of_adding_a_second_column():

@@ -97,8 +97,10 @@ def _table1(read, link) -> str:
           f"{float(r['mean']):.3f} " + (f"[{float(r['mean_lo']):.3f}, {float(r['mean_hi']):.3f}]" if r["mean_lo"]
                                         else f"[no interval: {r['seeds']} seed]"),
           _ratio(r), f"{float(r['p_improvement']):.2f}" if r.get("p_improvement") else "", r["seeds"]] for r in rows])
-    # a Table 1 that says whether it is evidence (metrics.evidence: its `evidence` column) says so here too
-    stamp = "".join(f"**{e}**\n\n" for e in dict.fromkeys(r["evidence"] for r in rows if r.get("evidence")))
+    # a Table 1 that says whether it is evidence (its `evidence` column) says so here too; where its rows differ
+    # (judged cell by cell, metrics.CellsEvidence) its first line, the sidecar's `evidence`, names which cells are
+    said = list(dict.fromkeys(r["evidence"] for r in rows if r.get("evidence")))
+    stamp = "".join(f"**{e}**\n\n" for e in ([prov["evidence"]] if len(said) > 1 and prov.get("evidence") else said))
     return (f"{stamp}{body}\n\nMeasured on {_measured(prov)}; {prov.get('source_runs', '')}. Every column: "
             f"[`{stem}.md`]({link(stem + '.md')}).\n")
 

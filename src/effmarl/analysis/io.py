@@ -130,14 +130,15 @@ def stamp(fig, reasons: list[str], prefix: str = "ILLUSTRATIVE: ") -> None:
 EVIDENCE = "evidence"  # the column (first) of a paper-2 table, and the sidecar field, that says what it rests on
 
 
-def mark_evidence(output, verdict):
+def mark_evidence(output, verdict, rows: list[str] | None = None):
     """Mark a paper-2 output with its verdict (`metrics.judge`): a figure is stamped with the verdict's text when it
     is illustrative (and records it for its sidecar); a table gets the text as its first column, `evidence`, on
-    every row (what the .csv carries), and as the line above its caption in the .md (`save_table`). Returns the
-    output. Every paper-2 figure and table calls this, so what a stamp says is decided in metrics.evidence only."""
+    every row (what the .csv carries; `rows`: each row's own text instead, for a table judged cell by cell,
+    `metrics.CellsEvidence`), and as the line above its caption in the .md (`save_table`). Returns the output. Every
+    paper-2 figure and table calls this, so what a stamp says is decided in metrics.evidence only."""
     if isinstance(output, pd.DataFrame):
         table = output.drop(columns=EVIDENCE, errors="ignore")
-        table.insert(0, EVIDENCE, verdict.text)
+        table.insert(0, EVIDENCE, verdict.text if rows is None else list(rows))
         table.attrs[EVIDENCE] = verdict.text
         return table
     if verdict.illustrative:

@@ -20,11 +20,14 @@ from effmarl.analysis.metrics.counters import counter_difference, counter_spread
 # and paper 1's function of that name (phases.evidence, below) must be what `metrics.evidence` is. Import the
 # paper-2 rule by its names (`from effmarl.analysis.metrics.evidence import MIN_SEEDS`), never as a module attribute.
 from effmarl.analysis.metrics.evidence import (
+                                             CellsEvidence,
                                              Evidence,
                                              budgets,
                                              dense_of_cells,
                                              judge,
                                              judge_cells,
+                                             judge_each_cell,
+                                             of_cell,
                                              plateau,
                                              seeds_per_cell,
 )
@@ -111,7 +114,8 @@ from effmarl.analysis.metrics.table1 import (
                                              versus_baselines,
 )
 
-__all__ = ["Evidence", "budgets", "dense_of_cells", "judge", "judge_cells", "plateau", "seeds_per_cell",
+__all__ = ["CellsEvidence", "Evidence", "budgets", "dense_of_cells", "judge", "judge_cells", "judge_each_cell",
+           "of_cell", "plateau", "seeds_per_cell",
            "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
            "RUN_COLUMNS", "VS_DEFAULT", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",

@@ -226,9 +226,10 @@ def judge(runs: pd.DataFrame | Sequence[tuple[pd.DataFrame | None, Sequence[str]
     notes = []
     if has_dense:
         keys = [k for k in dense_keys if k in plateaus]
-        notes.append("dense at its plateau: " + ", ".join(
+        notes.append("dense at its plateau: " + ", ".join(  # a rise the seeds' spread allowed says so
             f"{_label(keys, tuple(r[k] for k in keys))} {r['rise']:+.2f} over the second half"
-            for _, r in plateaus.iterrows()))
+            + (f", within the seeds' spread {r['allowed']:.2f}" if r["allowed"] > RISE_TOLERANCE
+               and r["rise"] > RISE_TOLERANCE else "") for _, r in plateaus.iterrows()))
     else:
         paper = f" of the paper's {PAPER_STEPS:,}" if steps and max(steps) < PAPER_STEPS else ""
         notes.append(f"no dense runs among the inputs: plateau not checked; budget {'/'.join(f'{s:,}' for s in steps)}"
@@ -245,3 +246,70 @@ def judge_cells(cells: pd.DataFrame, dense: pd.DataFrame | None, *runs: pd.DataF
     seeds = pd.Series({_label(list(keys), tuple(r[k] for k in keys)): int(r["seeds"]) for _, r in cells.iterrows()},
                       dtype=int)
     return judge([(f, ()) for f in runs if f is not None], dense=dense, seeds=seeds)
+
+
+def of_cell(frame: pd.DataFrame | None, values: dict) -> pd.DataFrame | None:
+    """The runs of `frame` (a metrics summary) in one cell, `values` = {column: value} (e.g. {ALGO: "qmix", MAP:
+    "3m"}); None where it has none."""
+    if frame is None or frame.empty or any(k not in frame for k in values):
+        return None
+    mine = frame[np.logical_and.reduce([frame[k] == v for k, v in values.items()])]
+    return mine if len(mine) else None
+
+
+
+def _each(cells: pd.DataFrame, dense: pd.DataFrame | None, runs: tuple, by: list[str]) -> dict[tuple, Evidence]:
+    columns = {"algo": DENSE_KEYS[0], "map": DENSE_KEYS[1]}
+    out = {}
+    for values, group in cells.groupby(by, sort=True):
+        values = values if isinstance(values, tuple) else (values,)
+        where = {columns[k]: v for k, v in zip(by, values, strict=True)}
+        out[values] = judge_cells(group, of_cell(dense, where), *(of_cell(f, where) for f in runs))
+    return out
+
+
+@dataclass(frozen=True)
+class CellsEvidence:
+    """An output of several Table-1 cells judged as a whole (`whole`, `judge_cells`) and cell by cell (`cells`: per
+    (algo, map), `algos`: per algorithm over its maps; each by its own dense only). Where its cells agree (all
+    evidence, or all illustrative) it says one verdict, the whole's, on every row; where one algorithm's dense still
+    learns and another's has levelled off, each row says its own cell's (`of`) and the first line (`text`) which
+    cells are evidence and which are not - one cell's dense never makes another cell illustrative."""
+
+    whole: Evidence
+    cells: dict[tuple, Evidence]
+    algos: dict[tuple, Evidence]
+
+    @property
+    def mixed(self) -> bool:
+        return len({v.illustrative for v in self.cells.values()}) > 1
+
+    @property
+    def illustrative(self) -> bool:
+        return self.whole.illustrative
+
+    @property
+    def text(self) -> str:
+        if not self.mixed:
+            return self.whole.text
+        good = [f"{'/'.join(c)} ({v.counts})" for c, v in self.cells.items() if not v.illustrative]
+        bad = [f"{'/'.join(c)} ({'; '.join(v.reasons)})" for c, v in self.cells.items() if v.illustrative]
+        return (f"evidence per cell (column `evidence`), {len(good)} of {len(self.cells)} cells on evidence: "
+                + ", ".join(good) + "; illustrative: " + ", ".join(bad))
+
+    def of(self, *key) -> str:
+        """The verdict a row of cell `key` says: (algo, map), or (algo,) for an algorithm's average over maps."""
+        if not self.mixed:
+            return self.whole.text
+        return (self.cells if len(key) == 2 else self.algos).get(key, self.whole).text
+
+    def rows(self, algos, maps) -> list[str]:
+        """The verdict of each row of a table of Table-1 cells, from its `algo` and `map` columns."""
+        return [self.of(a, m) for a, m in zip(algos, maps, strict=True)]
+
+
+def judge_each_cell(cells: pd.DataFrame, dense: pd.DataFrame | None, *runs: pd.DataFrame | None) -> CellsEvidence:
+    """The verdicts on an output made of Table 1's cells (`metrics.table1_cells` rows), whole and per cell: each
+    (algo, map) and each algorithm by `judge_cells` on its own rows, its own dense runs and its own runs."""
+    return CellsEvidence(judge_cells(cells, dense, *runs), _each(cells, dense, runs, ["algo", "map"]),
+                         _each(cells, dense, runs, ["algo"]))

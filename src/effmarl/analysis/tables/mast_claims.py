@@ -43,6 +43,7 @@ from effmarl.analysis.metrics import (
     interval_text,
     judge,
     judge_cells,
+    of_cell,
     select_sparsity,
     study_cells,
     table1_runs,
@@ -127,11 +128,18 @@ def _row(claim, paper, ours, runs="", sparsity="", caveat="", paper_value=None, 
 
 
 def _judged(claim, paper, verdict, ours, runs="", sparsity="", caveat="", paper_value=None, our_value=None,
-            kind=MEASURED):
-    """A row with a value where `verdict` is evidence; 'not claimed: <stamp>' and no ratio where it is illustrative."""
+            kind=MEASURED, left=()):
+    """A row with a value where `verdict` is evidence; 'not claimed: <stamp>' and no ratio where it is illustrative.
+    `left`: the cells a claim spanning cells left out as illustrative (`_split`), named after its value with their
+    stamps and in its evidence."""
     if verdict.illustrative:
         return _row(claim, paper, f"{NOT_CLAIMED}: {verdict.text}", runs, sparsity, caveat, evidence=verdict.text)
-    return _row(claim, paper, ours, runs, sparsity, caveat, paper_value, our_value, evidence=verdict.text, kind=kind)
+    if left:
+        ours += (f" | {NOT_CLAIMED} in {len(left)} cell{'s' if len(left) > 1 else ''} (illustrative): "
+                 + "; ".join(f"{name}: {v.text}" for name, _, v in left))
+    evidence = verdict.text + ("; left out as illustrative: " + ", ".join(label for _, label, _ in left)
+                               if left else "")
+    return _row(claim, paper, ours, runs, sparsity, caveat, paper_value, our_value, evidence=evidence, kind=kind)
 
 
 def _cell_text(cell) -> str:
@@ -178,6 +186,21 @@ def _cells_verdict(cells: pd.DataFrame, mast: pd.DataFrame, runs: dict):
     return judge_cells(compared, dense, dense, _pick(runs["sweep"], mast))
 
 
+def _split(rows: pd.DataFrame, verdict_of) -> tuple[pd.DataFrame, list]:
+    """A claim spanning cells is made on the (algo, map) cells its runs can decide: `rows` (with `algo`, `map`) split
+    into those of cells whose own verdict (`verdict_of(group)`; metrics.evidence judges each cell by its own dense)
+    is evidence, and [(cell name, label, verdict)] of the illustrative ones. Where no cell is on evidence, all
+    `rows` and no list: the row is judged whole and says 'not claimed' with the stamp."""
+    keep, left = [], []
+    for (algo, name), group in rows.groupby(["algo", "map"], sort=True):
+        verdict = verdict_of(group)
+        if verdict.illustrative:
+            left.append((f"{algo_name(algo)} {map_name(name)}", f"{algo}/{name}", verdict))
+        else:
+            keep.append(group)
+    return (pd.concat(keep), left) if keep and left else (rows, [])
+
+
 def _needs(what: str, cells: pd.DataFrame | None) -> str:
     have = "" if cells is None or cells.empty else f"; the given runs have {_cells_list(cells)}"
     return f"{NOT_MEASURED}: needs {what} ({PAPER_PROFILE}){have}"
@@ -216,7 +239,8 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     if not have:
         rows.append(_row(claim, paper, missing))
     else:
-        best = mast.loc[[mast["train_flops_reduction"].idxmax()]]
+        pool, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
+        best = pool.loc[[pool["train_flops_reduction"].idxmax()]]
         b = best.iloc[0]
         reached = round(float(b["train_flops_reduction"])) >= PAPER_MAX
         swept = measured.get((b["algo"], b["map"]), (np.nan, np.nan))[1] if _kind(best, measured) == MEASURED \
@@ -233,7 +257,7 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
         rows.append(_judged(claim, paper, _cells_verdict(cells, best, runs),
                             f"{text}{_ratio_text(b)} ({int(b['seeds'])} seeds){short}",
                             _runs(*(_pick(f, best) for f in runs.values())), f"{b['sparsity']:g}", "", PAPER_MAX,
-                            float(b["train_flops_reduction"]), kind))
+                            float(b["train_flops_reduction"]), kind, left))
     claim, paper = "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "20x"
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
     if cell is None or cell.empty:
@@ -275,14 +299,15 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
     if not have:
         rows.append(_row(claim, paper, missing))
     else:
-        lo, hi = mast["size_reduction"].min(), mast["size_reduction"].max()
-        worst = mast.loc[mast["normalised"].idxmin()] if mast["normalised"].notna().any() else mast.iloc[0]
-        kind = _kind(mast, measured)
-        text = _reduction_text(kind, mast, f"{lo:.1f}x - {hi:.1f}x over {len(mast)} cell(s)")
-        rows.append(_judged(claim, paper, _cells_verdict(cells, mast, runs),
+        pool, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
+        lo, hi = pool["size_reduction"].min(), pool["size_reduction"].max()
+        worst = pool.loc[pool["normalised"].idxmin()] if pool["normalised"].notna().any() else pool.iloc[0]
+        kind = _kind(pool, measured)
+        text = _reduction_text(kind, pool, f"{lo:.1f}x - {hi:.1f}x over {len(pool)} cell(s)")
+        rows.append(_judged(claim, paper, _cells_verdict(cells, pool, runs),
                             f"{text}lowest {_ratio_text(worst)} ({_cell_text(worst)})",
-                            _runs(*(_pick(f, mast) for f in runs.values())),
-                            ", ".join(sorted({f"{s:g}" for s in mast["sparsity"]})), kind=kind))
+                            _runs(*(_pick(f, pool) for f in runs.values())),
+                            ", ".join(sorted({f"{s:g}" for s in pool["sparsity"]})), kind=kind, left=left))
     return rows
 
 
@@ -292,6 +317,7 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
     if mast is None or mast.empty:
         return _row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')})",
                     caveat=SMAX_CAVEAT)
+    mast, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
     valid = mast[mast["normalised"].notna()]
     zero = mast[mast["dense_mean"] == 0]
     parts = []
@@ -306,7 +332,7 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
         parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({_cells_list(zero)})")
     sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in mast.iterrows())
     return _judged(claim, paper, _cells_verdict(cells, mast, runs), "; ".join(parts),
-                   _runs(*(_pick(f, mast) for f in runs.values())), sparsities, SMAX_CAVEAT)
+                   _runs(*(_pick(f, mast) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
 
 
 def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs: dict) -> dict:
@@ -319,6 +345,12 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
     if cells is None or versus is None or versus.empty:
         return _row(claim, paper, f"{NOT_MEASURED}: needs MAST and baseline runs at one cell "
                     f"({_study('sweep', 'baselines')}) beside dense ({_study('dense')})", caveat=SMAX_CAVEAT)
+    def verdict_of(group):
+        compared = cells.merge(group[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
+        return judge_cells(compared, _pick(runs["dense"], compared), *(_pick(f, compared) for f in runs.values()))
+
+    kept, left = _split(versus, verdict_of)
+    versus = versus.merge(kept[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
     parts = []
     for (algo, name), vs in versus.groupby(["algo", "map"], sort=True):
         cell = cells[(cells["algo"] == algo) & (cells["map"] == name)]
@@ -339,7 +371,7 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
     sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in
                            compared[compared["method"] == "mast"].iterrows())
     return _judged(claim, paper, verdict, " | ".join(parts), _runs(*(_pick(f, compared) for f in runs.values())),
-                   sparsities, SMAX_CAVEAT)
+                   sparsities, SMAX_CAVEAT, left=left)
 
 
 def _versus_text(r) -> str:
@@ -363,6 +395,14 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
     sweep = sweep.merge(dense[[ALGO, MAP]].drop_duplicates(), on=[ALGO, MAP])
     keys = [ALGO, MAP, SPARSITY]
     table = select_sparsity(dense, sweep, k)
+
+    def verdict_of(group):
+        where = {ALGO: group["algo"].iloc[0], MAP: group["map"].iloc[0]}
+        return judge(of_cell(sweep, where), keys, dense=of_cell(dense, where))
+
+    table, left = _split(table, verdict_of)
+    cells = table[["algo", "map"]].drop_duplicates().rename(columns={"algo": ALGO, "map": MAP})
+    dense, sweep = dense.merge(cells, on=[ALGO, MAP]), sweep.merge(cells, on=[ALGO, MAP])
     parts = []
     for (algo, name), group in table.groupby(["algo", "map"], sort=True):
         items = []
@@ -376,7 +416,7 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
         f"{algo_name(a)} {map_name(m)} {sp:g}" for (a, m), sp in sorted(highest.items())) or "none"))
     verdict = judge(sweep, keys, dense=dense)
     return _judged(claim, paper, verdict, "; ".join(parts) + f". {summary}", _runs(dense, sweep),
-                   ", ".join(sorted({f"{x:g}" for x in sweep[SPARSITY].dropna()})), SMAX_CAVEAT)
+                   ", ".join(sorted({f"{x:g}" for x in sweep[SPARSITY].dropna()})), SMAX_CAVEAT, left=left)
 
 
 def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, k: int) -> dict:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, flops_averages, judge_cells, table1_cells
+from effmarl.analysis.metrics import LAST_K, STATISTIC, flops_averages, judge_each_cell, table1_cells
 from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2, Table 1 on SMAX (not SMAC: compare dense vs sparse within SMAX). Per algorithm, map and method "
@@ -70,11 +70,15 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
     out = pd.concat([display(table)[SHOWN], display(averages).reindex(columns=SHOWN + ["maps"])], ignore_index=True)
     out["maps"] = out["maps"].fillna("")
     out = out.round({c: 4 for c in SHOWN if c not in ("size", "seeds", "sparsity")} | {"size": 0})
-    return mark_evidence(out, evidence(inputs, table, "table mast_table1"))
+    verdict = evidence(inputs, table, "table mast_table1")
+    rows = (verdict.rows(table["algo"], table["map"])
+            + [verdict.of(a) for a in averages["algo"]])
+    return mark_evidence(out, verdict, rows)
 
 
 def evidence(inputs: list[str], table: pd.DataFrame, name: str):
-    """Table 1's verdict (metrics.judge_cells): its cells' seeds, dense's plateau, the budget of its runs."""
+    """Table 1's verdicts (metrics.judge_each_cell): whole and per (algorithm, map) cell and algorithm (its average
+    rows): each cell's seeds, its own dense's plateau, the budget of its runs."""
     named = named_inputs(inputs, INPUTS, name, required=False)
     frames = {role: read_optional(named[role]) for role in ("dense", "sweep", "baselines")}
-    return judge_cells(table, frames["dense"], *frames.values())
+    return judge_each_cell(table, frames["dense"], *frames.values())

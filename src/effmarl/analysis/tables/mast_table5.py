@@ -7,7 +7,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, interval_text, judge_cells, table1_cells
+from effmarl.analysis.metrics import LAST_K, STATISTIC, interval_text, judge_each_cell, table1_cells
 from effmarl.analysis.style import algo_name, map_name, method_name
 
 CAPTION = ("Paper 2, Table 5 on SMAX: Table 1's cells with standard deviations. Win rate: " + STATISTIC + "; here "
@@ -58,4 +58,5 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
                         "p_improvement": t["p_improvement"],
                         "win_rate_mean": t["mean"], "win_rate_std": t["std"], "normalised_mean": t["normalised"],
                         "normalised_std": t["normalised_std"], "seeds": t["seeds"]})
-    return mark_evidence(out.round(4), judge_cells(t, dense, dense, sweep, baselines))
+    verdict = judge_each_cell(t, dense, dense, sweep, baselines)  # each cell by its own dense
+    return mark_evidence(out.round(4), verdict, verdict.rows(t["algo"], t["map"]))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_optional, read_tables
-from effmarl.analysis.metrics import LAST_K, interval_text, judge_cells, table1_cells
+from effmarl.analysis.metrics import LAST_K, interval_text, judge_each_cell, table1_cells
 from effmarl.analysis.metrics.values import value_cells
 from effmarl.analysis.style import algo_name, map_name, method_name
 
@@ -48,4 +48,5 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
                                                          strict=True)],
         "verdict": t["verdict"], "bias": t["bias"], "bias_lo": t["bias_lo"], "bias_hi": t["bias_hi"],
         "bias_seeds": t["bias_seeds"]})
-    return mark_evidence(out.round(4), judge_cells(cells, dense, dense, sweep, baselines))
+    verdict = judge_each_cell(cells, dense, dense, sweep, baselines)  # each cell by its own dense
+    return mark_evidence(out.round(4), verdict, verdict.rows(t["algo"], t["map"]))
