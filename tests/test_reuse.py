@@ -136,7 +136,7 @@ def test_reuse_run_copies_the_trained_files_and_keeps_where_and_at_which_commit_
     assert prov["reused_from"] == {"run": str(src), "study": "s", "profile": "default"}
 
 
-@pytest.mark.parametrize("damage", ["another run", "no provenance", "unreadable provenance"])
+@pytest.mark.parametrize("damage", ["another run", "no provenance", "unreadable provenance", "provenance of no config"])
 def test_reuse_run_refuses_in_one_line_a_source_that_is_not_the_same_complete_run_and_writes_nothing(tmp_path, capsys,
                                                                                                     damage):
     src = _source_run(tmp_path, run_cfg(seed=1) if damage == "another run" else run_cfg())
@@ -144,12 +144,28 @@ def test_reuse_run_refuses_in_one_line_a_source_that_is_not_the_same_complete_ru
         (src / "provenance.json").unlink()
     if damage == "unreadable provenance":
         (src / "provenance.json").write_text("{trunc")
+    if damage == "provenance of no config":
+        (src / "provenance.json").write_text('{"config": null}')
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(run_cfg()))
     code = main(["reuse-run", "--source", str(src), "--config", str(tmp_path / "config.yaml"), "--out",
                  str(tmp_path / "out")])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1 and str(src) in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("text", ["", "null\n", "- a list\n"])
+def test_reuse_run_refuses_in_one_line_a_config_that_is_not_a_run_configuration_and_writes_nothing(tmp_path, capsys,
+                                                                                                  text):
+    """An empty config.yaml (a cut-off `effmarl run-config`) ended in an AttributeError's traceback."""
+    src = _source_run(tmp_path, run_cfg())
+    (tmp_path / "config.yaml").write_text(text)
+    code = main(["reuse-run", "--source", str(src), "--config", str(tmp_path / "config.yaml"), "--out",
+                 str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and str(tmp_path / "config.yaml") in err and "mapping" in err
     assert not (tmp_path / "out").exists()
 
 

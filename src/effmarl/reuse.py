@@ -172,10 +172,15 @@ def reuse_run(source: str | Path, config: str | Path, out: str | Path) -> list[P
     try:
         prov = json.loads(prov_path.read_text())
         theirs = prov["config"]
+        if not isinstance(theirs, dict):
+            raise TypeError(theirs)
     except (ValueError, KeyError, TypeError):
         raise ConfigError([f"{prov_path}: not a run's provenance (unreadable, or no config)"],
                           "effmarl reuse-run") from None
     cfg = load_yaml(config)
+    if not isinstance(cfg, dict):
+        raise ConfigError([f"not a run configuration (a YAML mapping; found {type(cfg).__name__}: empty or "
+                           "cut off?)"], str(config))
     if identity(theirs) != identity(cfg):
         raise ConfigError([f"{source}: trained another run than {config} (their configurations differ beyond "
                            f"{', '.join(NAMES)})"], "effmarl reuse-run")
