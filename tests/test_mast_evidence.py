@@ -321,6 +321,16 @@ def test_the_other_tables_of_table1s_cells_judge_each_cell_by_its_own_dense_too(
     assert table.attrs["evidence"].startswith("evidence per cell (column `evidence`), 1 of 2 cells on evidence")
 
 
+def test_the_sparsity_selection_judges_each_algorithm_and_map_by_its_own_dense(tmp_path):
+    inputs = cells_inputs(tmp_path, dense={"qmix": (0.8, 0.8), "ow_qmix": (0.6, 0.8)}, algos=("qmix", "ow_qmix"))
+    table = mast_selection.make([a for a in inputs if a.startswith(("dense=", "sweep="))])
+    by_algo = table.groupby("algo")["evidence"].agg(set)
+    assert by_algo["qmix"] == {"evidence: 3 seeds, 1,000 steps (dense at its plateau: qmix/3m +0.00 over the "
+                               "second half)"}
+    assert by_algo["ow_qmix"] == {LEARNING_OW}
+    assert table.attrs["evidence"].startswith("evidence per cell (column `evidence`), 1 of 2 cells on evidence")
+
+
 def test_claims_spanning_cells_are_made_on_the_cells_on_evidence_and_name_the_illustrative_ones(tmp_path):
     """A claim over every cell (MAST against dense, against the baselines, model size, the largest reduction, the
     sweep) is made on the cells whose own runs can decide it and names the others with their stamp, instead of

@@ -27,6 +27,7 @@ from effmarl.analysis.metrics.evidence import (
                                              judge,
                                              judge_cells,
                                              judge_each_cell,
+                                             judge_runs_each_cell,
                                              of_cell,
                                              plateau,
                                              seeds_per_cell,
@@ -115,7 +116,7 @@ from effmarl.analysis.metrics.table1 import (
 )
 
 __all__ = ["CellsEvidence", "Evidence", "budgets", "dense_of_cells", "judge", "judge_cells", "judge_each_cell",
-           "of_cell", "plateau", "seeds_per_cell",
+           "judge_runs_each_cell", "of_cell", "plateau", "seeds_per_cell",
            "FINAL_EPISODES", "LAST_K", "METHOD_ORDER", "STATISTIC", "RATIO_STATISTIC", "win_rate_label",
            "RUN_COLUMNS", "VS_DEFAULT", "ablation", "cell_sparsity", "chosen_sparsity",
            "components_ablation", "curves", "removed_components",

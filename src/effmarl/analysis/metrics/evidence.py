@@ -313,3 +313,14 @@ def judge_each_cell(cells: pd.DataFrame, dense: pd.DataFrame | None, *runs: pd.D
     (algo, map) and each algorithm by `judge_cells` on its own rows, its own dense runs and its own runs."""
     return CellsEvidence(judge_cells(cells, dense, *runs), _each(cells, dense, runs, ["algo", "map"]),
                          _each(cells, dense, runs, ["algo"]))
+
+
+def judge_runs_each_cell(runs: pd.DataFrame, cells: Sequence[str], dense: pd.DataFrame | None) -> CellsEvidence:
+    """`judge(runs, cells, dense=dense)` whole and per (algorithm, map) of `runs` (a metrics summary, e.g. a
+    sparsity sweep), each cell by its own runs and its own dense (`CellsEvidence.of(algo, map)`)."""
+    per = {}
+    keys = [k for k in DENSE_KEYS if k in runs]
+    for values, _ in (runs.groupby(keys, sort=True) if len(keys) == len(DENSE_KEYS) else []):
+        where = dict(zip(keys, values, strict=True))
+        per[values] = judge(of_cell(runs, where), cells, dense=of_cell(dense, where))
+    return CellsEvidence(judge(runs, cells, dense=dense), per, {})

@@ -43,7 +43,7 @@ from effmarl.analysis.metrics import (
     interval_text,
     judge,
     judge_cells,
-    of_cell,
+    judge_runs_each_cell,
     select_sparsity,
     study_cells,
     table1_runs,
@@ -396,11 +396,8 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
     keys = [ALGO, MAP, SPARSITY]
     table = select_sparsity(dense, sweep, k)
 
-    def verdict_of(group):
-        where = {ALGO: group["algo"].iloc[0], MAP: group["map"].iloc[0]}
-        return judge(of_cell(sweep, where), keys, dense=of_cell(dense, where))
-
-    table, left = _split(table, verdict_of)
+    each = judge_runs_each_cell(sweep, keys, dense)
+    table, left = _split(table, lambda group: each.cells[(group["algo"].iloc[0], group["map"].iloc[0])])
     cells = table[["algo", "map"]].drop_duplicates().rename(columns={"algo": ALGO, "map": MAP})
     dense, sweep = dense.merge(cells, on=[ALGO, MAP]), sweep.merge(cells, on=[ALGO, MAP])
     parts = []

@@ -17,7 +17,7 @@ from __future__ import annotations
 import pandas as pd
 
 from effmarl.analysis.io import mark_evidence, named_inputs, read_tables
-from effmarl.analysis.metrics import LAST_K, STATISTIC, judge, select_sparsity
+from effmarl.analysis.metrics import LAST_K, STATISTIC, judge_runs_each_cell, select_sparsity
 
 CAPTION = ("Paper 2, sparsity selection for Table 1: per algorithm and SMAX map, MAST's win rate at every swept "
            "sparsity against the dense model. Statistic: " + STATISTIC + "; `seeds` = runs behind each "
@@ -49,4 +49,5 @@ def make(inputs: list[str], k: int = LAST_K) -> pd.DataFrame:
     dense, sweep = read_tables(named["dense"]), read_tables(named["sweep"])
     table = select_sparsity(dense, sweep, k=k)
     table = table.round({c: 4 for c in table.columns if table[c].dtype.kind == "f" and c != "sparsity"})
-    return mark_evidence(table, judge(sweep, ["cfg.algo", "cfg.env.map", "cfg.sparse.sparsity"], dense=dense))
+    verdict = judge_runs_each_cell(sweep, ["cfg.algo", "cfg.env.map", "cfg.sparse.sparsity"], dense)
+    return mark_evidence(table, verdict, verdict.rows(table["algo"], table["map"]))
