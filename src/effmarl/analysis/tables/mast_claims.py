@@ -19,9 +19,10 @@ algorithm and map it needs, and the 2s3z row, where no run trains there, what th
 it (role map_probe: whether dense QMIX learns the map at all, the reason the default and extended profiles leave it
 out). The `evidence` column (first) gives each row's verdict.
 
-Cells come from the Table-1 code (`metrics.table1_cells`), at the sparsity it gives them: from the `selection` CSV
-where one is given (the paper profile's 3 % rule), otherwise at the runs' configured sparsity (the baselines', or the
-sweep's where it ran one). Every win-rate row carries the caveat that SMAX is not SMAC.
+The row vocabulary (a row, its verdict, how cells and ratios are said, the split of a claim spanning cells) is
+`claims_rows`. Cells come from the Table-1 code (`metrics.table1_cells`), at the sparsity it gives them: from the
+`selection` CSV where one is given (the paper profile's 3 % rule), otherwise at the runs' configured sparsity (the
+baselines', or the sweep's where it ran one). Every win-rate row carries the caveat that SMAX is not SMAC.
 
 All roles are optional; a role given no file makes its rows "not measured"."""
 
@@ -53,6 +54,26 @@ from effmarl.analysis.metrics.map_probe import probe_text, read_probe
 from effmarl.analysis.metrics.mast import TOLERANCE
 from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
+from effmarl.analysis.tables.claims_rows import (
+    ALGO,
+    BY_CONSTRUCTION,
+    MAP,
+    MEASURED,
+    METHOD,
+    NOT_CLAIMED,
+    NOT_MEASURED,
+    SPARSITY,
+    _cell_text,
+    _cells_list,
+    _cells_verdict,
+    _judged,
+    _pick,
+    _ratio_text,
+    _row,
+    _runs,
+    _split,
+    _why,
+)
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "
@@ -71,15 +92,11 @@ CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates 
 REPRODUCES = "Paper 2's abstract and Table 1 claims."
 CLAIM = ("All of them, side by side: SMAX is not SMAC, so only dense vs sparse (and sparse vs sparse) within SMAX "
          "is compared.")
-NOT_MEASURED = "not measured"
-NOT_CLAIMED = "not claimed"
-MEASURED, BY_CONSTRUCTION = "measured", "by construction"
 PAPER_MAX = 20.0  # "up to 20x": measured only at a cell whose reduction rounds to it, or where the sweep tried
 PAPER_MAX_SPARSITY = 0.95  # the paper's 20x cell's sparsity (MAST-QMIX 2s3z, ≈ 95 %) and the 3 % rule stopped below
 SMAX_CAVEAT = "SMAX is not SMAC: compare dense vs sparse within SMAX, not absolute win rates with the paper"
 PAPER_AVERAGE = {"qmix": 10.0, "ow_qmix": 9.0, "res_qmix": 8.0}
 PAPER_PROFILE = "the paper profile's Table 1 trains every algorithm on 3m, 2s3z, 3s5z and 64zg (approx.)"
-ALGO, MAP, METHOD, SPARSITY = "cfg.algo", "cfg.env.map", "cfg.sparse.method", "cfg.sparse.sparsity"
 
 OUTPUT = {"group": "mast", "stem": "claims", "when": ["mast_dense", "mast_sweep", "mast_table1"]}
 INPUTS = {"dense": {"study": "mast_dense", "optional": True, "doc": "metrics.summary.parquet of mast_dense"},
@@ -100,105 +117,6 @@ def _study(*roles: str) -> str:
     """The studies the given INPUTS roles read ('mast_dense, mast_sweep'): named once, in INPUTS."""
     names = [INPUTS[role]["study"] for role in roles]
     return ", ".join(n for name in names for n in ([name] if isinstance(name, str) else name))
-
-
-def _runs(*frames: pd.DataFrame | None) -> str:
-    """'studies a, b; 12 runs; seeds 0/1/2; budget 600 env steps; maps 3m; profile smoke'."""
-    frames = [f for f in frames if f is not None and not f.empty]
-    if not frames:
-        return ""
-    f = pd.concat(frames, ignore_index=True)
-    runs = f.drop_duplicates(["cfg.study", "run_id"])
-    budget = sorted({int(b) for b in runs.get("cfg.budget.env_steps", pd.Series(dtype=float)).dropna()})
-    return (f"studies {', '.join(sorted(map(str, set(runs['cfg.study']))))}; {len(runs)} runs; seeds "
-            f"{'/'.join(map(str, sorted(set(runs['cfg.seed'])))) if 'cfg.seed' in runs else '?'}; budget "
-            f"{'/'.join(f'{b:,}' for b in budget) or '?'} env steps (paper: 2,000,000, 8 seeds); maps "
-            f"{', '.join(sorted(map(str, set(runs['cfg.env.map']))))}; profile "
-            f"{'/'.join(sorted(map(str, set(runs['cfg.profile']))))}")
-
-
-def _row(claim, paper, ours, runs="", sparsity="", caveat="", paper_value=None, our_value=None, evidence="",
-         kind=""):
-    """One claims row; `kind` is MEASURED, BY_CONSTRUCTION (no ratio to the paper: the value restates the sparsity)
-    or "" (no value)."""
-    ratio = (f"{our_value / paper_value:.2f}" if kind != BY_CONSTRUCTION and paper_value and our_value is not None
-             and np.isfinite(our_value) else "")
-    return {EVIDENCE: evidence, "claim": claim, "paper": paper, "ours": ours, "ratio ours/paper": ratio,
-            "sparsity": sparsity, "runs": runs, "caveat": caveat, "kind": kind}
-
-
-def _judged(claim, paper, verdict, ours, runs="", sparsity="", caveat="", paper_value=None, our_value=None,
-            kind=MEASURED, left=()):
-    """A row with a value where `verdict` is evidence; 'not claimed: <stamp>' and no ratio where it is illustrative.
-    `left`: the cells a claim spanning cells left out as illustrative (`_split`), named after its value with their
-    stamps and in its evidence."""
-    if verdict.illustrative:
-        return _row(claim, paper, f"{NOT_CLAIMED}: {verdict.text}", runs, sparsity, caveat, evidence=verdict.text)
-    if left:
-        ours += (f" | {NOT_CLAIMED} in {len(left)} cell{'s' if len(left) > 1 else ''} (illustrative): "
-                 + "; ".join(f"{name}: {v.text}" for name, _, v in left))
-    evidence = verdict.text + ("; left out as illustrative: " + ", ".join(label for _, label, _ in left)
-                               if left else "")
-    return _row(claim, paper, ours, runs, sparsity, caveat, paper_value, our_value, evidence=evidence, kind=kind)
-
-
-def _cell_text(cell) -> str:
-    return f"{algo_name(cell['algo'])} {map_name(cell['map'])}"
-
-
-def _cells_list(cells: pd.DataFrame) -> str:
-    return ", ".join(sorted({_cell_text(r) for _, r in cells.iterrows()}))
-
-
-def _why(reason) -> str:
-    """Why a ratio has no interval (mast.versus_dense's `normalised_why`)."""
-    return reason if isinstance(reason, str) and reason else "1 seed"
-
-
-def _ratio_text(cell, verdict: bool = True) -> str:
-    """'MAST / dense 0.963 [0.895, 1.040], P = 0.33: undecided (...): ≈ 9 seeds each would decide it (...)' of a
-    Table-1 cell row (method mast): the ratio, its interval, P(MAST run > dense run) and, with `verdict`, the 3 %
-    verdict its interval decides (the cell's `vs_dense`, with the seeds that would decide it where undecided)."""
-    if pd.isna(cell.get("normalised")):
-        return "MAST / dense: no ratio (dense wins 0 %)"
-    p = cell.get("p_improvement")
-    why = _why(cell.get("normalised_why"))
-    said = cell.get("vs_dense") if verdict else None
-    return (f"MAST / dense {cell['normalised']:.3f} "
-            f"{interval_text(cell['normalised_lo'], cell['normalised_hi'], 3, why)}"
-            + ("" if pd.isna(p) else f", P = {p:.2f}") + (f": {said}" if isinstance(said, str) and said else ""))
-
-
-def _pick(frame: pd.DataFrame | None, cells: pd.DataFrame) -> pd.DataFrame | None:
-    """The runs of `frame` in the (algo, map) cells of `cells`."""
-    if frame is None or frame.empty:
-        return frame
-    keys = cells[["algo", "map"]].drop_duplicates().rename(columns={"algo": ALGO, "map": MAP})
-    return frame.merge(keys, on=[ALGO, MAP])
-
-
-def _cells_verdict(cells: pd.DataFrame, mast: pd.DataFrame, runs: dict):
-    """The verdict on MAST against dense in the (algo, map) cells of `mast` (rows of `cells`)."""
-    keys = set(zip(mast["algo"], mast["map"], strict=True))
-    in_cells = np.array([(a, m) in keys for a, m in zip(cells["algo"], cells["map"], strict=True)], dtype=bool)
-    compared = cells[in_cells & cells["method"].isin(["dense", "mast"]).to_numpy()]
-    dense = _pick(runs["dense"], mast)
-    return judge_cells(compared, dense, dense, _pick(runs["sweep"], mast))
-
-
-def _split(rows: pd.DataFrame, verdict_of) -> tuple[pd.DataFrame, list]:
-    """A claim spanning cells is made on the (algo, map) cells its runs can decide: `rows` (with `algo`, `map`) split
-    into those of cells whose own verdict (`verdict_of(group)`; metrics.evidence judges each cell by its own dense)
-    is evidence, and [(cell name, label, verdict)] of the illustrative ones. Where no cell is on evidence, all
-    `rows` and no list: the row is judged whole and says 'not claimed' with the stamp."""
-    keep, left = [], []
-    for (algo, name), group in rows.groupby(["algo", "map"], sort=True):
-        verdict = verdict_of(group)
-        if verdict.illustrative:
-            left.append((f"{algo_name(algo)} {map_name(name)}", f"{algo}/{name}", verdict))
-        else:
-            keep.append(group)
-    return (pd.concat(keep), left) if keep and left else (rows, [])
 
 
 def _needs(what: str, cells: pd.DataFrame | None) -> str:
