@@ -19,8 +19,8 @@ algorithm and map it needs, and the 2s3z row, where no run trains there, what th
 it (role map_probe: whether dense QMIX learns the map at all, the reason the default and extended profiles leave it
 out). The `evidence` column (first) gives each row's verdict.
 
-The row vocabulary (a row, its verdict, how cells and ratios are said, the split of a claim spanning cells) is
-`claims_rows`. Cells come from the Table-1 code (`metrics.table1_cells`), at the sparsity it gives them: from the
+The row vocabulary (a row, its verdict, how cells and ratios are said, the split of a claim spanning cells) is in
+`analysis/claims.py`. Cells come from the Table-1 code (`metrics.table1_cells`), at the sparsity it gives them: from the
 `selection` CSV where one is given (the paper profile's 3 % rule), otherwise at the runs' configured sparsity (the
 baselines', or the sweep's where it ran one). Every win-rate row carries the caveat that SMAX is not SMAC.
 
@@ -31,6 +31,26 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from effmarl.analysis.claims import (
+    ALGO,
+    BY_CONSTRUCTION,
+    MAP,
+    MEASURED,
+    METHOD,
+    NOT_CLAIMED,
+    NOT_MEASURED,
+    SPARSITY,
+    cell_text,
+    cells_list,
+    cells_verdict,
+    claim_row,
+    judged_row,
+    pick_cells,
+    ratio_text,
+    runs_of,
+    split_cells,
+    why_text,
+)
 from effmarl.analysis.io import EVIDENCE, named_inputs, read_optional
 from effmarl.analysis.metrics import (
     LAST_K,
@@ -54,26 +74,6 @@ from effmarl.analysis.metrics.map_probe import probe_text, read_probe
 from effmarl.analysis.metrics.mast import TOLERANCE
 from effmarl.analysis.metrics.power import needed_text
 from effmarl.analysis.style import algo_name, map_name, method_name
-from effmarl.analysis.tables.claims_rows import (
-    ALGO,
-    BY_CONSTRUCTION,
-    MAP,
-    MEASURED,
-    METHOD,
-    NOT_CLAIMED,
-    NOT_MEASURED,
-    SPARSITY,
-    _cell_text,
-    _cells_list,
-    _cells_verdict,
-    _judged,
-    _pick,
-    _ratio_text,
-    _row,
-    _runs,
-    _split,
-    _why,
-)
 
 CAPTION = ("Paper 2's claims beside ours, on SMAX (not SMAC: absolute win rates are not comparable with the paper's; "
            "only dense vs sparse within SMAX is). FLOPs and sizes: theoretical, from the runs' final masks (paper's "
@@ -120,7 +120,7 @@ def _study(*roles: str) -> str:
 
 
 def _needs(what: str, cells: pd.DataFrame | None) -> str:
-    have = "" if cells is None or cells.empty else f"; the given runs have {_cells_list(cells)}"
+    have = "" if cells is None or cells.empty else f"; the given runs have {cells_list(cells)}"
     return f"{NOT_MEASURED}: needs {what} ({PAPER_PROFILE}){have}"
 
 
@@ -131,7 +131,7 @@ def _kind(cells: pd.DataFrame, measured: dict) -> str:
 
 
 def _reduction_text(kind: str, cells: pd.DataFrame, value: str) -> str:
-    """A reduction's value and how it was obtained, before MAST / dense at it with its verdict (_ratio_text): 'by
+    """A reduction's value and how it was obtained, before MAST / dense at it with its verdict (ratio_text): 'by
     construction (declared sparsity 0.9): <value>; measured at it: ', or '<value> (at the sparsity the 3 % rule
     chose, 0.9); measured there: '."""
     sparsities = ", ".join(sorted({f"{s:g}" for s in cells["sparsity"]}))
@@ -155,9 +155,9 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
                f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')}, with their sparsity summaries)")
     claim, paper = "largest training-FLOPs reduction of MAST over all cells", "up to 20x (MAST-QMIX, 2s3z)"
     if not have:
-        rows.append(_row(claim, paper, missing))
+        rows.append(claim_row(claim, paper, missing))
     else:
-        pool, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
+        pool, left = split_cells(mast, lambda g: cells_verdict(cells, g, runs))
         best = pool.loc[[pool["train_flops_reduction"].idxmax()]]
         b = best.iloc[0]
         reached = round(float(b["train_flops_reduction"])) >= PAPER_MAX
@@ -171,26 +171,28 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
             f"; up to {PAPER_MAX:g}x not measured: no cell at a {PAPER_MAX:g}x reduction and no swept sparsity at "
             f"≈ {PAPER_MAX_SPARSITY:g} (the paper's: MAST-QMIX on 2s3z)")
         text = _reduction_text(_kind(best, measured), best, f"{b['train_flops_reduction']:.1f}x training, "
-                               f"{1 / b['inference_flops_ratio']:.1f}x inference ({_cell_text(b)})")
-        rows.append(_judged(claim, paper, _cells_verdict(cells, best, runs),
-                            f"{text}{_ratio_text(b)} ({int(b['seeds'])} seeds){short}",
-                            _runs(*(_pick(f, best) for f in runs.values())), f"{b['sparsity']:g}", "", PAPER_MAX,
-                            float(b["train_flops_reduction"]), kind, left))
+                               f"{1 / b['inference_flops_ratio']:.1f}x inference ({cell_text(b)})")
+        rows.append(judged_row(claim, paper, cells_verdict(cells, best, runs),
+                               f"{text}{ratio_text(b)} ({int(b['seeds'])} seeds){short}",
+                               runs_of(*(pick_cells(f, best) for f in runs.values())), f"{b['sparsity']:g}", "",
+                               PAPER_MAX,
+                               float(b["train_flops_reduction"]), kind, left))
     claim, paper = "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "20x"
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
     if cell is None or cell.empty:
         need = f"dense QMIX and MAST-QMIX runs on 2s3z ({_study('dense', 'sweep')})"
         probe_row = probe_text(probe, "2s3z", map_name("2s3z"))
-        rows.append(_row(claim, paper, (_needs(need, mast) if have else missing) + probe_row))
+        rows.append(claim_row(claim, paper, (_needs(need, mast) if have else missing) + probe_row))
     else:
         c = cell.iloc[0]
         kind = _kind(cell, measured)
         text = _reduction_text(kind, cell, f"{c['train_flops_reduction']:.1f}x training, "
                                f"{1 / c['inference_flops_ratio']:.1f}x inference")
-        rows.append(_judged(claim, paper, _cells_verdict(cells, cell, runs),
-                            f"{text}{_ratio_text(c)} ({int(c['seeds'])} seeds)",
-                            _runs(*(_pick(f, cell) for f in runs.values())), f"{c['sparsity']:g}", "", PAPER_MAX,
-                            float(c["train_flops_reduction"]), kind))
+        rows.append(judged_row(claim, paper, cells_verdict(cells, cell, runs),
+                               f"{text}{ratio_text(c)} ({int(c['seeds'])} seeds)",
+                               runs_of(*(pick_cells(f, cell) for f in runs.values())), f"{c['sparsity']:g}", "",
+                               PAPER_MAX,
+                               float(c["train_flops_reduction"]), kind))
     averages = flops_averages(cells) if have else pd.DataFrame()
     for algo, paper_x in PAPER_AVERAGE.items():
         claim = f"average training-FLOPs reduction over maps, MAST-{algo_name(algo)}"
@@ -198,34 +200,35 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
         if a.empty:
             need = (f"dense {algo_name(algo)} and MAST-{algo_name(algo)} runs ({_study('dense', 'sweep')} with algo "
                     f"{algo})")
-            rows.append(_row(claim, f"{paper_x:g}x (4 SMAC maps)", _needs(need, mast) if have else missing))
+            rows.append(claim_row(claim, f"{paper_x:g}x (4 SMAC maps)", _needs(need, mast) if have else missing))
             continue
         a = a.iloc[0]
         sp = mast[mast["algo"] == algo]
-        per_map = "; ".join(f"{map_name(r['map'])}: {_ratio_text(r)}" for _, r in sp.iterrows())
+        per_map = "; ".join(f"{map_name(r['map'])}: {ratio_text(r)}" for _, r in sp.iterrows())
         kind = _kind(sp, measured)
         text = _reduction_text(kind, sp, f"{a['train_flops_reduction']:.1f}x (1 / mean ratio; mean of per-map "
                                f"reductions {a['mean_of_reductions']:.1f}x) over {a['n_maps']} map(s): " + ", ".join(
                                    f"{map_name(r['map'])} {r['train_flops_reduction']:.1f}x" for _, r in sp.iterrows()))
-        rows.append(_judged(claim, f"{paper_x:g}x (4 SMAC maps)", _cells_verdict(cells, sp, runs),
-                            f"{text}{per_map} ({int(sp['seeds'].min())} seeds)",
-                            _runs(*(_pick(f, sp) for f in runs.values())),
-                            ", ".join(f"{map_name(m)} {s:g}" for m, s in zip(sp["map"], sp["sparsity"], strict=True)),
-                            "" if a["n_maps"] >= 4 else "fewer maps than the paper's four", paper_x,
-                            float(a["train_flops_reduction"]), kind))
+        rows.append(judged_row(claim, f"{paper_x:g}x (4 SMAC maps)", cells_verdict(cells, sp, runs),
+                               f"{text}{per_map} ({int(sp['seeds'].min())} seeds)",
+                               runs_of(*(pick_cells(f, sp) for f in runs.values())),
+                               ", ".join(f"{map_name(m)} {s:g}"
+                                         for m, s in zip(sp["map"], sp["sparsity"], strict=True)),
+                               "" if a["n_maps"] >= 4 else "fewer maps than the paper's four", paper_x,
+                               float(a["train_flops_reduction"]), kind))
     claim, paper = "model size reduction, MAST cells", "5x - 20x"
     if not have:
-        rows.append(_row(claim, paper, missing))
+        rows.append(claim_row(claim, paper, missing))
     else:
-        pool, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
+        pool, left = split_cells(mast, lambda g: cells_verdict(cells, g, runs))
         lo, hi = pool["size_reduction"].min(), pool["size_reduction"].max()
         worst = pool.loc[pool["normalised"].idxmin()] if pool["normalised"].notna().any() else pool.iloc[0]
         kind = _kind(pool, measured)
         text = _reduction_text(kind, pool, f"{lo:.1f}x - {hi:.1f}x over {len(pool)} cell(s)")
-        rows.append(_judged(claim, paper, _cells_verdict(cells, pool, runs),
-                            f"{text}lowest {_ratio_text(worst)} ({_cell_text(worst)})",
-                            _runs(*(_pick(f, pool) for f in runs.values())),
-                            ", ".join(sorted({f"{s:g}" for s in pool["sparsity"]})), kind=kind, left=left))
+        rows.append(judged_row(claim, paper, cells_verdict(cells, pool, runs),
+                               f"{text}lowest {ratio_text(worst)} ({cell_text(worst)})",
+                               runs_of(*(pick_cells(f, pool) for f in runs.values())),
+                               ", ".join(sorted({f"{s:g}" for s in pool["sparsity"]})), kind=kind, left=left))
     return rows
 
 
@@ -233,9 +236,9 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
     claim, paper = "MAST's win rate relative to dense, every cell", "< 3 % below dense everywhere"
     mast = None if cells is None else cells[cells["method"] == "mast"]
     if mast is None or mast.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')})",
-                    caveat=SMAX_CAVEAT)
-    mast, left = _split(mast, lambda g: _cells_verdict(cells, g, runs))
+        return claim_row(claim, paper, f"{NOT_MEASURED}: needs dense and MAST runs ({_study('dense', 'sweep')})",
+                         caveat=SMAX_CAVEAT)
+    mast, left = split_cells(mast, lambda g: cells_verdict(cells, g, runs))
     valid = mast[mast["normalised"].notna()]
     zero = mast[mast["dense_mean"] == 0]
     parts = []
@@ -243,14 +246,14 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
         worst = valid.loc[valid["normalised"].idxmin()]
         within = int((valid["normalised_lo"] >= 1 - TOLERANCE - 1e-12).sum())
         below = int((valid["normalised_hi"] < 1 - TOLERANCE - 1e-12).sum())
-        parts.append(f"lowest {_ratio_text(worst)} ({_cell_text(worst)}, {int(worst['seeds'])} seeds); of "
+        parts.append(f"lowest {ratio_text(worst)} ({cell_text(worst)}, {int(worst['seeds'])} seeds); of "
                      f"{len(valid)} cells {within} within 3 % by the whole interval, {below} more than 3 % below by "
                      f"the whole interval, {len(valid) - within - below} undecided")
     if len(zero):
-        parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({_cells_list(zero)})")
-    sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in mast.iterrows())
-    return _judged(claim, paper, _cells_verdict(cells, mast, runs), "; ".join(parts),
-                   _runs(*(_pick(f, mast) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
+        parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({cells_list(zero)})")
+    sparsities = ", ".join(f"{cell_text(r)} {r['sparsity']:g}" for _, r in mast.iterrows())
+    return judged_row(claim, paper, cells_verdict(cells, mast, runs), "; ".join(parts),
+                      runs_of(*(pick_cells(f, mast) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
 
 
 def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs: dict) -> dict:
@@ -261,13 +264,17 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
     claim = "MAST above the sparse baselines where they fall below dense (Table 1's cells)"
     paper = "the baselines break value learning at high sparsity; MAST stays within 3 % of dense, above them"
     if cells is None or versus is None or versus.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs MAST and baseline runs at one cell "
-                    f"({_study('sweep', 'baselines')}) beside dense ({_study('dense')})", caveat=SMAX_CAVEAT)
-    def verdict_of(group):
-        compared = cells.merge(group[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
-        return judge_cells(compared, _pick(runs["dense"], compared), *(_pick(f, compared) for f in runs.values()))
+        return claim_row(claim, paper, f"{NOT_MEASURED}: needs MAST and baseline runs at one cell "
+                         f"({_study('sweep', 'baselines')}) beside dense ({_study('dense')})", caveat=SMAX_CAVEAT)
+    def compared_in(group):
+        return cells.merge(group[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
 
-    kept, left = _split(versus, verdict_of)
+    def verdict_of(group):
+        compared = compared_in(group)
+        return judge_cells(compared, pick_cells(runs["dense"], compared),
+                           *(pick_cells(f, compared) for f in runs.values()))
+
+    kept, left = split_cells(versus, verdict_of)
     versus = versus.merge(kept[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
     parts = []
     for (algo, name), vs in versus.groupby(["algo", "map"], sort=True):
@@ -280,16 +287,15 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
         ratios = [f"{method_name(r['method'])} {r['ratio']:.2f} {interval_text(r['lo'], r['hi'], 2, r['why'])} "
                   + _versus_text(r) for _, r in vs.iterrows()]
         above = int((vs["verdict"] == "MAST above").sum())
-        parts.append(f"{_cell_text(mast)} {mast['sparsity']:g}: below dense by the whole interval: "
-                     f"{', '.join(below) or 'none'}; {_ratio_text(mast)}; MAST / "
+        parts.append(f"{cell_text(mast)} {mast['sparsity']:g}: below dense by the whole interval: "
+                     f"{', '.join(below) or 'none'}; {ratio_text(mast)}; MAST / "
                      + "; ".join(ratios) + f"; above {above} of {len(vs)} baselines by the whole interval, Holm's "
                      f"procedure holding the family of {len(vs)} comparisons at 5 %")
-    compared = cells.merge(versus[["algo", "map"]].drop_duplicates(), on=["algo", "map"])
-    verdict = judge_cells(compared, _pick(runs["dense"], compared), *(_pick(f, compared) for f in runs.values()))
-    sparsities = ", ".join(f"{_cell_text(r)} {r['sparsity']:g}" for _, r in
+    compared, verdict = compared_in(versus), verdict_of(versus)
+    sparsities = ", ".join(f"{cell_text(r)} {r['sparsity']:g}" for _, r in
                            compared[compared["method"] == "mast"].iterrows())
-    return _judged(claim, paper, verdict, " | ".join(parts), _runs(*(_pick(f, compared) for f in runs.values())),
-                   sparsities, SMAX_CAVEAT, left=left)
+    return judged_row(claim, paper, verdict, " | ".join(parts),
+                      runs_of(*(pick_cells(f, compared) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
 
 
 def _versus_text(r) -> str:
@@ -308,14 +314,14 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
     claim = "swept sparsities within 3 % of dense (MAST sweep), and how sure"
     paper = "Table 1's sparsity = the highest within 3 % (QMIX 3s5z 90 %, QMIX 2s3z ≈ 95 %)"
     if dense is None or sweep is None or dense.empty or sweep.empty:
-        return _row(claim, paper, f"{NOT_MEASURED}: needs dense runs and a MAST sparsity sweep "
-                    f"({_study('dense', 'sweep')})", caveat=SMAX_CAVEAT)
+        return claim_row(claim, paper, f"{NOT_MEASURED}: needs dense runs and a MAST sparsity sweep "
+                         f"({_study('dense', 'sweep')})", caveat=SMAX_CAVEAT)
     sweep = sweep.merge(dense[[ALGO, MAP]].drop_duplicates(), on=[ALGO, MAP])
     keys = [ALGO, MAP, SPARSITY]
     table = select_sparsity(dense, sweep, k)
 
     each = judge_runs_each_cell(sweep, keys, dense)
-    table, left = _split(table, lambda group: each.cells[(group["algo"].iloc[0], group["map"].iloc[0])])
+    table, left = split_cells(table, lambda group: each.cells[(group["algo"].iloc[0], group["map"].iloc[0])])
     cells = table[["algo", "map"]].drop_duplicates().rename(columns={"algo": ALGO, "map": MAP})
     dense, sweep = dense.merge(cells, on=[ALGO, MAP]), sweep.merge(cells, on=[ALGO, MAP])
     parts = []
@@ -323,15 +329,15 @@ def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) ->
         items = []
         for _, r in group.sort_values("sparsity").iterrows():
             p = "" if pd.isna(r["p_improvement"]) else f", P = {r['p_improvement']:.2f}"
-            gap = interval_text(r["normalised_lo"], r["normalised_hi"], 3, _why(r["normalised_why"]))
+            gap = interval_text(r["normalised_lo"], r["normalised_hi"], 3, why_text(r["normalised_why"]))
             items.append(f"{r['sparsity']:g}: {r['normalised']:.3f} {gap}{p}, {r['verdict']}")
         parts.append(f"{algo_name(algo)} {map_name(name)} — " + "; ".join(items))
     highest = table[table["within"]].groupby(["algo", "map"])["sparsity"].max()
     summary = ("highest sparsity within 3 % by its whole interval: " + (", ".join(
         f"{algo_name(a)} {map_name(m)} {sp:g}" for (a, m), sp in sorted(highest.items())) or "none"))
     verdict = judge(sweep, keys, dense=dense)
-    return _judged(claim, paper, verdict, "; ".join(parts) + f". {summary}", _runs(dense, sweep),
-                   ", ".join(sorted({f"{x:g}" for x in sweep[SPARSITY].dropna()})), SMAX_CAVEAT, left=left)
+    return judged_row(claim, paper, verdict, "; ".join(parts) + f". {summary}", runs_of(dense, sweep),
+                      ", ".join(sorted({f"{x:g}" for x in sweep[SPARSITY].dropna()})), SMAX_CAVEAT, left=left)
 
 
 def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, k: int) -> dict:
@@ -343,23 +349,24 @@ def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, 
         if (sel[METHOD] == "mast").any():
             stats = study_cells(sel, k).set_index("method")
             m = stats.loc["mast"]
-            ratio = f"; dense {stats.loc['dense', 'mean']:.3f}; {_ratio_text(m)}" if "dense" in stats.index else ""
+            ratio = f"; dense {stats.loc['dense', 'mean']:.3f}; {ratio_text(m)}" if "dense" in stats.index else ""
             sp = sorted({f"{s:g}" for s in sel.loc[sel[METHOD] == "mast", SPARSITY]})
             verdict = judge(sel, [ALGO, MAP, METHOD], dense=sel[sel[METHOD] == "dense"])
             text = f"MAST {m['mean']:.3f} {interval_text(m['mean_lo'], m['mean_hi'])}"
-            return _judged(claim, paper, verdict, text
-                           + f" ({int(m['seeds'])} seeds; Figure 1's runs){ratio}", _runs(sel), ", ".join(sp),
-                           SMAX_CAVEAT, 0.9, float(m["mean"]))
+            return judged_row(claim, paper, verdict, text
+                              + f" ({int(m['seeds'])} seeds; Figure 1's runs){ratio}", runs_of(sel), ", ".join(sp),
+                              SMAX_CAVEAT, 0.9, float(m["mean"]))
     if cells is not None:
         c = cells[(cells["algo"] == "qmix") & (cells["map"] == "3s5z") & (cells["method"] == "mast")]
         if not c.empty and np.isclose(float(c["sparsity"].iloc[0]), 0.9):
             row = c.iloc[0]
-            return _judged(claim, paper, _cells_verdict(cells, c, runs),
-                           f"MAST {row['mean']:.3f} {interval_text(row['mean_lo'], row['mean_hi'])} "
-                           f"({int(row['seeds'])} seeds; Table 1's cell); {_ratio_text(row)}",
-                           _runs(*(_pick(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9, float(row["mean"]))
-    return _row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study "
-                f"{_study('fig1')}, role fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
+            return judged_row(claim, paper, cells_verdict(cells, c, runs),
+                              f"MAST {row['mean']:.3f} {interval_text(row['mean_lo'], row['mean_hi'])} "
+                              f"({int(row['seeds'])} seeds; Table 1's cell); {ratio_text(row)}",
+                              runs_of(*(pick_cells(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9,
+                              float(row["mean"]))
+    return claim_row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study "
+                     f"{_study('fig1')}, role fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
 
 
 def summary_line(table: pd.DataFrame) -> str:
