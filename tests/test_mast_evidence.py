@@ -812,3 +812,15 @@ def test_every_declared_sparsity_named_in_a_caption_docstring_or_profile_comment
             stale += [f"{path.relative_to(ROOT)}:{n}: {m.group(0)}" for m in pattern.finditer(line)
                       if round(float(m.group(1))) not in declared]
     assert stale == [], f"the default profile declares {declared.pop()} %"
+
+
+def test_a_comparison_holms_correction_left_undecided_names_holm_once_and_says_what_the_interval_alone_said():
+    """The extended profile's RES-QMIX MAST / SET 1.34 [1.07, 1.77] (Holm p 0.061) read 'undecided (Holm) (Holm p
+    0.061)': the verdict's '(Holm)' and the p-value's parentheses said the same thing twice."""
+    record = {"verdict": "undecided (Holm)", "p_holm": 0.061, "seeds_needed": 8, "seeds": "5, 5", "lo": 1.07,
+              "hi": 1.77}
+    text = mast_claims._versus_text(record)
+    assert text.count("Holm") == 1
+    assert text.startswith("undecided (Holm p 0.061; the interval alone lies above 1)")
+    decided = {**record, "verdict": "MAST above", "p_holm": 0.004, "seeds_needed": float("nan")}
+    assert mast_claims._versus_text(decided) == "MAST above (Holm p 0.004)"

@@ -299,11 +299,14 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
 
 
 def _versus_text(r) -> str:
-    """'MAST above (Holm p 0.004)' or 'undecided (Holm p 0.41): ≈ 39 seeds each would decide it (...)' of a
-    versus_baselines record."""
-    p = "" if pd.isna(r["p_holm"]) else f" (Holm p {r['p_holm']:.3f})"
+    """'MAST above (Holm p 0.004)', 'undecided (Holm p 0.41): ≈ 39 seeds each would decide it (...)' or, where the
+    interval alone decided but Holm's correction did not, 'undecided (Holm p 0.061; the interval alone lies above 1):
+    ...' of a versus_baselines record."""
+    verdict, p = r["verdict"], "" if pd.isna(r["p_holm"]) else f"Holm p {r['p_holm']:.3f}"
+    if verdict == "undecided (Holm)":
+        verdict, p = "undecided", f"{p}; the interval alone lies {'above' if r['lo'] > 1 else 'below'} 1"
     need = needed_text(r["seeds_needed"], int(str(r["seeds"]).split(",")[0]))
-    return f"{r['verdict']}{p}" + (f": {need}" if need else "")
+    return verdict + (f" ({p})" if p else "") + (f": {need}" if need else "")
 
 
 def sweep_row(dense: pd.DataFrame | None, sweep: pd.DataFrame | None, k: int) -> dict:
