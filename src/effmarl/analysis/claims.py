@@ -1,8 +1,8 @@
 """The vocabulary of a paper-2 claims row (`tables/mast_claims`): a row and its verdict (`claim_row`, `judged_row`),
 how a cell, a ratio and a set of runs are said (`cell_text`, `ratio_text`, `runs_of`), the runs of some cells
-(`pick_cells`), MAST's verdict against dense there (`cells_verdict`), and how a claim spanning cells splits into the
-cells on evidence and the illustrative ones (`split_cells`). The rows themselves, what each claim reads and says, are
-`mast_claims`."""
+(`pick_cells`, `runs_in`), MAST's verdict against dense there (`cells_verdict`), and how a claim spanning cells
+splits into the cells on evidence and the illustrative ones (`split_cells`). The rows themselves, what each claim
+reads and says, are `mast_claims`."""
 
 from __future__ import annotations
 
@@ -94,6 +94,11 @@ def pick_cells(frame: pd.DataFrame | None, cells: pd.DataFrame) -> pd.DataFrame 
     return frame.merge(keys, on=[ALGO, MAP])
 
 
+def runs_in(runs: dict, cells: pd.DataFrame) -> str:
+    """`runs_of` every role's runs (`runs`: role -> frame) in the (algo, map) cells of `cells`."""
+    return runs_of(*(pick_cells(f, cells) for f in runs.values()))
+
+
 def cells_verdict(cells: pd.DataFrame, mast: pd.DataFrame, runs: dict):
     """The verdict on MAST against dense in the (algo, map) cells of `mast` (rows of `cells`)."""
     keys = set(zip(mast["algo"], mast["map"], strict=True))
@@ -112,7 +117,7 @@ def split_cells(rows: pd.DataFrame, verdict_of) -> tuple[pd.DataFrame, list]:
     for (algo, name), group in rows.groupby(["algo", "map"], sort=True):
         verdict = verdict_of(group)
         if verdict.illustrative:
-            left.append((f"{algo_name(algo)} {map_name(name)}", f"{algo}/{name}", verdict))
+            left.append((cell_text({"algo": algo, "map": name}), f"{algo}/{name}", verdict))
         else:
             keep.append(group)
     return (pd.concat(keep), left) if keep and left else (rows, [])

@@ -47,6 +47,7 @@ from effmarl.analysis.claims import (
     judged_row,
     pick_cells,
     ratio_text,
+    runs_in,
     runs_of,
     split_cells,
     why_text,
@@ -161,21 +162,20 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
         best = pool.loc[[pool["train_flops_reduction"].idxmax()]]
         b = best.iloc[0]
         reached = round(float(b["train_flops_reduction"])) >= PAPER_MAX
-        swept = measured.get((b["algo"], b["map"]), (np.nan, np.nan))[1] if _kind(best, measured) == MEASURED \
-            else np.nan
+        best_kind = _kind(best, measured)
+        swept = measured.get((b["algo"], b["map"]), (np.nan, np.nan))[1] if best_kind == MEASURED else np.nan
         tried = swept >= PAPER_MAX_SPARSITY - 1e-9
-        kind = _kind(best, measured) if reached or tried else BY_CONSTRUCTION
+        kind = best_kind if reached or tried else BY_CONSTRUCTION
         short = "" if reached else (
             f"; the sweep tried up to {swept:g} (the paper's {PAPER_MAX:g}x: ≈ {PAPER_MAX_SPARSITY:g}) and the 3 % "
             f"rule stopped at {b['sparsity']:g}" if tried else
             f"; up to {PAPER_MAX:g}x not measured: no cell at a {PAPER_MAX:g}x reduction and no swept sparsity at "
             f"≈ {PAPER_MAX_SPARSITY:g} (the paper's: MAST-QMIX on 2s3z)")
-        text = _reduction_text(_kind(best, measured), best, f"{b['train_flops_reduction']:.1f}x training, "
+        text = _reduction_text(best_kind, best, f"{b['train_flops_reduction']:.1f}x training, "
                                f"{1 / b['inference_flops_ratio']:.1f}x inference ({cell_text(b)})")
         rows.append(judged_row(claim, paper, cells_verdict(cells, best, runs),
                                f"{text}{ratio_text(b)} ({int(b['seeds'])} seeds){short}",
-                               runs_of(*(pick_cells(f, best) for f in runs.values())), f"{b['sparsity']:g}", "",
-                               PAPER_MAX,
+                               runs_in(runs, best), f"{b['sparsity']:g}", "", PAPER_MAX,
                                float(b["train_flops_reduction"]), kind, left))
     claim, paper = "training / inference FLOPs reduction, MAST-QMIX on 2s3z", "20x"
     cell = None if not have else mast[(mast["algo"] == "qmix") & (mast["map"] == "2s3z")]
@@ -190,8 +190,7 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
                                f"{1 / c['inference_flops_ratio']:.1f}x inference")
         rows.append(judged_row(claim, paper, cells_verdict(cells, cell, runs),
                                f"{text}{ratio_text(c)} ({int(c['seeds'])} seeds)",
-                               runs_of(*(pick_cells(f, cell) for f in runs.values())), f"{c['sparsity']:g}", "",
-                               PAPER_MAX,
+                               runs_in(runs, cell), f"{c['sparsity']:g}", "", PAPER_MAX,
                                float(c["train_flops_reduction"]), kind))
     averages = flops_averages(cells) if have else pd.DataFrame()
     for algo, paper_x in PAPER_AVERAGE.items():
@@ -211,9 +210,9 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
                                    f"{map_name(r['map'])} {r['train_flops_reduction']:.1f}x" for _, r in sp.iterrows()))
         rows.append(judged_row(claim, f"{paper_x:g}x (4 SMAC maps)", cells_verdict(cells, sp, runs),
                                f"{text}{per_map} ({int(sp['seeds'].min())} seeds)",
-                               runs_of(*(pick_cells(f, sp) for f in runs.values())),
-                               ", ".join(f"{map_name(m)} {s:g}"
-                                         for m, s in zip(sp["map"], sp["sparsity"], strict=True)),
+                               runs_in(runs, sp),
+                               ", ".join(f"{map_name(m)} {x:g}"
+                                         for m, x in zip(sp["map"], sp["sparsity"], strict=True)),
                                "" if a["n_maps"] >= 4 else "fewer maps than the paper's four", paper_x,
                                float(a["train_flops_reduction"]), kind))
     claim, paper = "model size reduction, MAST cells", "5x - 20x"
@@ -227,7 +226,7 @@ def flops_rows(cells: pd.DataFrame | None, runs: dict, measured: dict | None = N
         text = _reduction_text(kind, pool, f"{lo:.1f}x - {hi:.1f}x over {len(pool)} cell(s)")
         rows.append(judged_row(claim, paper, cells_verdict(cells, pool, runs),
                                f"{text}lowest {ratio_text(worst)} ({cell_text(worst)})",
-                               runs_of(*(pick_cells(f, pool) for f in runs.values())),
+                               runs_in(runs, pool),
                                ", ".join(sorted({f"{s:g}" for s in pool["sparsity"]})), kind=kind, left=left))
     return rows
 
@@ -253,7 +252,7 @@ def performance_row(cells: pd.DataFrame | None, runs: dict) -> dict:
         parts.append(f"{len(zero)} cell(s) where dense wins 0 %: no ratio ({cells_list(zero)})")
     sparsities = ", ".join(f"{cell_text(r)} {r['sparsity']:g}" for _, r in mast.iterrows())
     return judged_row(claim, paper, cells_verdict(cells, mast, runs), "; ".join(parts),
-                      runs_of(*(pick_cells(f, mast) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
+                      runs_in(runs, mast), sparsities, SMAX_CAVEAT, left=left)
 
 
 def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs: dict) -> dict:
@@ -295,7 +294,7 @@ def baselines_row(cells: pd.DataFrame | None, versus: pd.DataFrame | None, runs:
     sparsities = ", ".join(f"{cell_text(r)} {r['sparsity']:g}" for _, r in
                            compared[compared["method"] == "mast"].iterrows())
     return judged_row(claim, paper, verdict, " | ".join(parts),
-                      runs_of(*(pick_cells(f, compared) for f in runs.values())), sparsities, SMAX_CAVEAT, left=left)
+                      runs_in(runs, compared), sparsities, SMAX_CAVEAT, left=left)
 
 
 def _versus_text(r) -> str:
@@ -366,8 +365,7 @@ def fig1_row(fig1: pd.DataFrame | None, cells: pd.DataFrame | None, runs: dict, 
             return judged_row(claim, paper, cells_verdict(cells, c, runs),
                               f"MAST {row['mean']:.3f} {interval_text(row['mean_lo'], row['mean_hi'])} "
                               f"({int(row['seeds'])} seeds; Table 1's cell); {ratio_text(row)}",
-                              runs_of(*(pick_cells(f, c) for f in runs.values())), "0.9", SMAX_CAVEAT, 0.9,
-                              float(row["mean"]))
+                              runs_in(runs, c), "0.9", SMAX_CAVEAT, 0.9, float(row["mean"]))
     return claim_row(claim, paper, f"{NOT_MEASURED}: needs MAST-QMIX runs on 3s5z at sparsity 0.9 (study "
                      f"{_study('fig1')}, role fig1; or Table 1's QMIX 3s5z cell at 0.9)", caveat=SMAX_CAVEAT)
 
